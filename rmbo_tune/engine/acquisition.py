@@ -1,0 +1,207 @@
+"""Acquisition functions: RM-GP-UCB, RM-GP-TS, GP-UCB, and the pending-point penalty.
+
+Notation
+--------
+mu_t, sigma_t
+    Target GP mean and latent std (pending points hallucinated, GP-BUCB).
+mu_i, sigma_i, w_i
+    Meta-task i's GP mean, latent std and meta-weight, on the common output scale.
+nu, beta, tau
+    Meta-task weight, target and meta confidence multipliers.
+
+RM-GP-UCB (paper eq. 2):
+    ``a(x) = nu sum_i w_i (mu_i + tau sigma_i) + (1 - nu)(mu_t + beta sigma_t)``
+RM-GP-TS (paper eq. 3): with probability ``1 - nu`` maximize ``f ~ GP(mu_t, beta^2 sigma_t^2)``,
+    otherwise ``sum_i w_i f_i`` with ``f_i ~ GP(mu_i, tau^2 sigma_i^2)``.
+
+Every acquisition offers ``values(X, fixed=False)`` (vectorized; ``fixed=True`` says that
+``X`` is the engine's fixed candidate set, whose meta-task predictions are cached) and
+``value_and_grad(x)`` for gradient polishing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rmbo_tune.engine.rff import RFFPosterior
+
+Array = NDArray[np.float64]
+
+
+class Model(Protocol):
+    """What an acquisition needs from a single GP."""
+
+    def predict(self, Xs: Array) -> tuple[Array, Array]:
+        """Mean and latent std at ``Xs``."""
+        ...
+
+    def predict_with_grad(self, x: Array) -> tuple[float, float, Array, Array]:
+        """Mean, std and their gradients at one point."""
+        ...
+
+
+class MetaModels(Protocol):
+    """What an acquisition needs from the stacked meta-task GPs."""
+
+    def predict(self, Xs: Array) -> tuple[Array, Array]:
+        """Means and stds (M, m)."""
+        ...
+
+    def predict_with_grad(self, x: Array) -> tuple[Array, Array, Array, Array]:
+        """Means, stds (M,) and gradients (M, d) at one point."""
+        ...
+
+
+class Acquisition(Protocol):
+    """The interface the optimizer maximizes."""
+
+    def values(self, X: Array, fixed: bool = False) -> Array:
+        """Acquisition values (n,)."""
+        ...
+
+    def value_and_grad(self, x: Array) -> tuple[float, Array]:
+        """Value and gradient (d,) at one point."""
+        ...
+
+
+@dataclass
+class MetaCache:
+    """Meta-task predictions at the fixed candidate set, computed once per run."""
+
+    mu: Array  # (M, n_fixed)
+    sigma: Array  # (M, n_fixed)
+
+
+class UCB:
+    """GP-UCB on the target GP: ``mu_t + beta sigma_t`` (Srinivas et al. 2010)."""
+
+    def __init__(self, target: Model, beta: float) -> None:
+        self.target, self.beta = target, beta
+
+    def values(self, X: Array, fixed: bool = False) -> Array:
+        mu, sigma = self.target.predict(X)
+        return mu + self.beta * sigma
+
+    def value_and_grad(self, x: Array) -> tuple[float, Array]:
+        mu, sigma, dmu, dsigma = self.target.predict_with_grad(x)
+        return mu + self.beta * sigma, dmu + self.beta * dsigma
+
+
+class RMUCB:
+    """RM-GP-UCB (paper eq. 2); the meta term is skipped once ``nu == 0``."""
+
+    def __init__(
+        self,
+        target: Model,
+        beta: float,
+        meta: MetaModels,
+        weights: Array,
+        nu: float,
+        tau: float,
+        cache: MetaCache | None,
+    ) -> None:
+        self.ucb = UCB(target, beta)
+        self.meta, self.weights, self.nu, self.tau, self.cache = meta, weights, nu, tau, cache
+
+    def values(self, X: Array, fixed: bool = False) -> Array:
+        out = (1.0 - self.nu) * self.ucb.values(X)
+        if self.nu > 0.0:
+            if fixed and self.cache is not None:
+                mu, sigma = self.cache.mu, self.cache.sigma
+            else:
+                mu, sigma = self.meta.predict(X)
+            out += self.nu * (self.weights @ (mu + self.tau * sigma))
+        return out
+
+    def value_and_grad(self, x: Array) -> tuple[float, Array]:
+        val, grad = self.ucb.value_and_grad(x)
+        val, grad = (1.0 - self.nu) * val, (1.0 - self.nu) * grad
+        if self.nu > 0.0:
+            mu, sigma, dmu, dsigma = self.meta.predict_with_grad(x)
+            val += self.nu * float(self.weights @ (mu + self.tau * sigma))
+            grad = grad + self.nu * (self.weights @ (dmu + self.tau * dsigma))
+        return val, grad
+
+
+class SampledFunction:
+    """One RFF posterior sample of the target GP (the RM-GP-TS target branch)."""
+
+    def __init__(self, posterior: RFFPosterior, w: Array) -> None:
+        self.posterior, self.w = posterior, w
+
+    def values(self, X: Array, fixed: bool = False) -> Array:
+        return self.posterior.evaluate(X, self.w)
+
+    def value_and_grad(self, x: Array) -> tuple[float, Array]:
+        return self.posterior.evaluate_with_grad(x, self.w)
+
+
+class WeightedMetaSample:
+    """``sum_i w_i f_i`` for meta-task samples ``f_i`` (the RM-GP-TS meta branch).
+
+    Parameters
+    ----------
+    posteriors : list of RFFPosterior
+        One per meta-task with non-negligible weight.
+    ws : ndarray of shape (n_used, m)
+        The sampled RFF weights of those tasks.
+    weights : ndarray of shape (n_used,)
+    fixed_values : ndarray of shape (n_fixed,), optional
+        The same sum precomputed at the fixed candidate set.
+    """
+
+    def __init__(
+        self,
+        posteriors: list[RFFPosterior],
+        ws: Array,
+        weights: Array,
+        fixed_values: Array | None,
+    ) -> None:
+        self.posteriors, self.ws, self.weights = posteriors, ws, weights
+        self.fixed_values = fixed_values
+
+    def values(self, X: Array, fixed: bool = False) -> Array:
+        if fixed and self.fixed_values is not None:
+            return self.fixed_values
+        out = np.zeros(len(X))
+        for p, w, wt in zip(self.posteriors, self.ws, self.weights, strict=True):
+            out += wt * p.evaluate(X, w)
+        return out
+
+    def value_and_grad(self, x: Array) -> tuple[float, Array]:
+        val, grad = 0.0, np.zeros_like(x)
+        for p, w, wt in zip(self.posteriors, self.ws, self.weights, strict=True):
+            v, g = p.evaluate_with_grad(x, w)
+            val += wt * v
+            grad += wt * g
+        return val, grad
+
+
+class Penalized:
+    """An acquisition minus Gaussian bumps at pending points.
+
+    ``a(x) - h sum_p exp(-||(x - p) / rho||^2 / 2)``: keeps a batch of parallel suggestions
+    apart even while nu is near 1, when GP-BUCB on the target alone cannot (the meta-task
+    terms do not know about pending points). In the spirit of local penalization
+    (Gonzalez et al. 2016), additive so that it works for acquisitions of any sign.
+    """
+
+    def __init__(self, base: Acquisition, centers: Array, rho: Array, height: float) -> None:
+        self.base, self.centers, self.rho, self.height = base, centers, rho, height
+
+    def _bumps(self, X: Array) -> Array:
+        z = (X[:, None, :] - self.centers[None, :, :]) / self.rho
+        return np.exp(-0.5 * np.einsum("npd,npd->np", z, z))
+
+    def values(self, X: Array, fixed: bool = False) -> Array:
+        return self.base.values(X, fixed) - self.height * self._bumps(X).sum(1)
+
+    def value_and_grad(self, x: Array) -> tuple[float, Array]:
+        val, grad = self.base.value_and_grad(x)
+        bumps = self._bumps(x[None, :])[0]  # (p,)
+        z = (x[None, :] - self.centers) / self.rho**2
+        return val - self.height * bumps.sum(), grad + self.height * (bumps @ z)

@@ -1,0 +1,396 @@
+"""Exact Gaussian-process regression with type-II maximum-likelihood hyperparameters.
+
+Notation
+--------
+X (n, d), y (n,)
+    Training inputs in the unit cube and outputs (already on the engine's output scale).
+m
+    Constant prior mean (the mean of ``y`` by default).
+theta = [log ell (d), log s2, log noise]
+    Hyperparameters in log space, as optimized.
+K = k(X, X) + (noise + jitter) I,  L = chol(K),  alpha = K^{-1} (y - m)
+mu(x) = m + k(x, X) alpha
+sigma(x)^2 = s2 - ||L^{-1} k(X, x)||^2
+    Latent-function posterior variance (no noise term), clamped at 0
+    (Rasmussen & Williams 2006, eq. 2.25-2.26).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import linalg, optimize
+
+from rmbo_tune.engine.kernels import (
+    check_kernel,
+    kernel,
+    kernel_and_grad_log_ell,
+    kernel_grad_x,
+)
+
+Array = NDArray[np.float64]
+
+LOG_ELL_BOUNDS = (np.log(1e-2), np.log(20.0))
+LOG_S2_BOUNDS = (np.log(5e-2), np.log(20.0))
+MAX_NOISE = 1.0
+_MAX_JITTER_TRIES = 6
+
+
+class CholeskyError(np.linalg.LinAlgError):
+    """A covariance matrix stayed non-positive-definite after the largest jitter."""
+
+
+def safe_cholesky(K: Array, *, jitter: float = 1e-10) -> Array:
+    """Lower Cholesky factor of ``K``, retrying with growing diagonal jitter.
+
+    Raises
+    ------
+    CholeskyError
+        If ``K + jitter * 10**k * mean(diag K) * I`` fails for every ``k < 6``.
+    """
+    scale = float(np.mean(np.diag(K))) if K.size else 1.0
+    scale = scale if np.isfinite(scale) and scale > 0 else 1.0
+    tried = 0.0
+    for attempt in range(_MAX_JITTER_TRIES):
+        try:
+            if attempt == 0:
+                return linalg.cholesky(K, lower=True, check_finite=False)
+            tried = jitter * 10.0 ** (attempt - 1) * scale
+            return linalg.cholesky(K + tried * np.eye(len(K)), lower=True, check_finite=False)
+        except linalg.LinAlgError:
+            continue
+    raise CholeskyError(
+        f"covariance matrix of size {len(K)} is not positive definite even with jitter "
+        f"{tried:.3g}; the inputs may contain many duplicates"
+    )
+
+
+@dataclass(frozen=True)
+class GPHyperparameters:
+    """Kernel length scales (d,), signal variance and noise variance."""
+
+    lengthscales: Array
+    signal_var: float
+    noise_var: float
+
+    @classmethod
+    def default(cls, dim: int, *, noise_floor: float = 1e-6) -> GPHyperparameters:
+        """Neutral starting values for standardized outputs in the unit cube."""
+        return cls(np.full(dim, 0.3), 1.0, max(1e-3, noise_floor))
+
+    def to_theta(self) -> Array:
+        """Pack into ``[log ell, log s2, log noise]``."""
+        return np.concatenate(
+            [np.log(self.lengthscales), [np.log(self.signal_var), np.log(self.noise_var)]]
+        )
+
+    @classmethod
+    def from_theta(cls, theta: Array) -> GPHyperparameters:
+        """Unpack from ``[log ell, log s2, log noise]``."""
+        theta = np.asarray(theta, dtype=np.float64)
+        return cls(np.exp(theta[:-2]), float(np.exp(theta[-2])), float(np.exp(theta[-1])))
+
+    def to_dict(self) -> dict:
+        """Plain-number form for state dicts."""
+        return {
+            "lengthscales": self.lengthscales.tolist(),
+            "signal_var": self.signal_var,
+            "noise_var": self.noise_var,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> GPHyperparameters:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            np.asarray(d["lengthscales"], dtype=np.float64), d["signal_var"], d["noise_var"]
+        )
+
+
+def theta_bounds(dim: int, noise_floor: float) -> list[tuple[float, float]]:
+    """L-BFGS-B bounds on ``theta`` for standardized outputs."""
+    return [LOG_ELL_BOUNDS] * dim + [LOG_S2_BOUNDS, (np.log(noise_floor), np.log(MAX_NOISE))]
+
+
+def log_marginal_likelihood(theta: Array, X: Array, y: Array, kind: str) -> tuple[float, Array]:
+    """Log marginal likelihood of centred outputs ``y`` and its gradient in ``theta``.
+
+    Returns ``(-inf, zeros)`` when the covariance cannot be factorized, so that an
+    optimizer steps away instead of failing (as scikit-learn does).
+
+    Notes
+    -----
+    ``log p(y) = -1/2 y^T alpha - sum log diag L - n/2 log 2 pi`` and
+    ``d log p / d theta_j = 1/2 tr((alpha alpha^T - K^{-1}) dK/dtheta_j)``
+    (Rasmussen & Williams 2006, eq. 5.8-5.9).
+    """
+    hp = GPHyperparameters.from_theta(theta)
+    n, d = X.shape
+    Kf, dK_ell = kernel_and_grad_log_ell(X, hp.lengthscales, hp.signal_var, kind)
+    K = Kf + hp.noise_var * np.eye(n)
+    try:
+        L = safe_cholesky(K)
+    except CholeskyError:
+        return -np.inf, np.zeros_like(theta)
+    alpha = linalg.cho_solve((L, True), y, check_finite=False)
+    lml = -0.5 * y @ alpha - np.log(np.diag(L)).sum() - 0.5 * n * np.log(2.0 * np.pi)
+    W = np.outer(alpha, alpha) - linalg.cho_solve((L, True), np.eye(n), check_finite=False)
+    grad = np.empty(d + 2)
+    grad[:d] = 0.5 * np.einsum("ij,kij->k", W, dK_ell)
+    grad[d] = 0.5 * np.sum(W * Kf)
+    grad[d + 1] = 0.5 * hp.noise_var * np.trace(W)
+    return float(lml), grad
+
+
+def fit_hyperparameters(
+    X: Array,
+    y: Array,
+    *,
+    kind: str,
+    rng: np.random.Generator,
+    n_restarts: int = 3,
+    init: GPHyperparameters | None = None,
+    noise_floor: float = 1e-6,
+    maxiter: int = 200,
+) -> GPHyperparameters:
+    """Maximize the log marginal likelihood with multi-start, bounded L-BFGS-B.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_obs, n_dims)
+    y : ndarray of shape (n_obs,)
+        Outputs, centred and roughly unit scale (the bounds assume this).
+    kind : {"matern52", "se"}
+    rng : numpy.random.Generator
+        Draws the random restarts (log-uniform inside the bounds).
+    n_restarts : int
+        Random starts besides ``init`` and the default; 0 gives a warm start only.
+    init : GPHyperparameters, optional
+        Warm start, typically the previous optimum.
+    noise_floor : float
+        Lower bound on the noise variance.
+
+    Returns
+    -------
+    GPHyperparameters
+        The best optimum found; ``init`` (or the default) if every start failed.
+    """
+    dim = X.shape[1]
+    bounds = theta_bounds(dim, noise_floor)
+    lo, hi = np.array(bounds).T
+    starts = [GPHyperparameters.default(dim, noise_floor=noise_floor).to_theta()]
+    if init is not None:
+        starts.insert(0, init.to_theta())
+    starts += list(rng.uniform(lo, hi, size=(n_restarts, len(lo))))
+
+    def objective(theta: Array) -> tuple[float, Array]:
+        lml, grad = log_marginal_likelihood(theta, X, y, kind)
+        if not np.isfinite(lml):
+            return 1e25, np.zeros_like(theta)
+        return -lml, -grad
+
+    best_theta, best_val = np.clip(starts[0], lo, hi), np.inf
+    for theta0 in starts:
+        res = optimize.minimize(
+            objective,
+            np.clip(theta0, lo, hi),
+            jac=True,
+            method="L-BFGS-B",
+            bounds=bounds,
+            options={"maxiter": maxiter},
+        )
+        if np.isfinite(res.fun) and res.fun < best_val:
+            best_theta, best_val = res.x, float(res.fun)
+    return GPHyperparameters.from_theta(best_theta)
+
+
+class GaussianProcess:
+    """An exact GP posterior with fixed hyperparameters.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_obs, n_dims)
+    y : ndarray of shape (n_obs,)
+    hyper : GPHyperparameters
+    kind : {"matern52", "se"}
+    mean : float, optional
+        Constant prior mean; the mean of ``y`` (0 with no data) if not given.
+
+    Examples
+    --------
+    >>> gp = GaussianProcess(X, y, GPHyperparameters.default(2), kind="matern52")
+    >>> mu, sigma = gp.predict(X_new)
+    """
+
+    def __init__(
+        self, X: Array, y: Array, hyper: GPHyperparameters, *, kind: str, mean: float | None = None
+    ) -> None:
+        self.X = np.asarray(X, dtype=np.float64)
+        self.y = np.asarray(y, dtype=np.float64)
+        self.hyper = hyper
+        self.kind = check_kernel(kind)
+        self.mean = float(np.mean(self.y)) if mean is None and len(self.y) else float(mean or 0.0)
+        K = kernel(self.X, self.X, hyper.lengthscales, hyper.signal_var, kind)
+        self.L = safe_cholesky(K + hyper.noise_var * np.eye(len(self.y)))
+        self.alpha = linalg.cho_solve((self.L, True), self.y - self.mean, check_finite=False)
+
+    @property
+    def n_obs(self) -> int:
+        """Number of training points."""
+        return len(self.y)
+
+    def predict(self, Xs: Array) -> tuple[Array, Array]:
+        """Posterior mean and latent standard deviation, each of shape (m,)."""
+        hp = self.hyper
+        if self.n_obs == 0:
+            return np.full(len(Xs), self.mean), np.full(len(Xs), np.sqrt(hp.signal_var))
+        Ks = kernel(Xs, self.X, hp.lengthscales, hp.signal_var, self.kind)
+        mu = self.mean + Ks @ self.alpha
+        v = linalg.solve_triangular(self.L, Ks.T, lower=True, check_finite=False)
+        var = np.maximum(hp.signal_var - np.einsum("ij,ij->j", v, v), 0.0)
+        return mu, np.sqrt(var)
+
+    def predict_with_grad(self, x: Array) -> tuple[float, float, Array, Array]:
+        """Mean, std and their gradients (d,) at one point ``x``."""
+        hp = self.hyper
+        if self.n_obs == 0:
+            z = np.zeros_like(x)
+            return self.mean, float(np.sqrt(hp.signal_var)), z, z
+        k, dk = kernel_grad_x(x, self.X, hp.lengthscales, hp.signal_var, self.kind)
+        v = linalg.solve_triangular(self.L, k, lower=True, check_finite=False)
+        w = linalg.solve_triangular(self.L, dk, lower=True, check_finite=False)
+        var = max(hp.signal_var - v @ v, 0.0)
+        sigma = float(np.sqrt(var))
+        dsigma = -(v @ w) / sigma if sigma > 1e-12 else np.zeros_like(x)
+        return float(self.mean + k @ self.alpha), sigma, dk.T @ self.alpha, dsigma
+
+    def with_pending(self, X_pending: Array) -> GaussianProcess:
+        """The GP-BUCB hallucination: pending points observed at their own mean.
+
+        The posterior mean is unchanged everywhere; the variance shrinks around the
+        pending points (Desautels et al. 2014).
+        """
+        if len(X_pending) == 0:
+            return self
+        mu, _ = self.predict(X_pending)
+        return GaussianProcess(
+            np.vstack([self.X, X_pending]),
+            np.concatenate([self.y, mu]),
+            self.hyper,
+            kind=self.kind,
+            mean=self.mean,
+        )
+
+    def loo(self) -> tuple[Array, Array]:
+        """Leave-one-out predictive means and variances (noisy), each (n,).
+
+        Notes
+        -----
+        ``mu_{-i} = y_i - alpha_i / [K^{-1}]_ii``, ``var_{-i} = 1 / [K^{-1}]_ii``
+        (Rasmussen & Williams 2006, eq. 5.12).
+        """
+        Kinv_diag = np.einsum(
+            "ij,ij->j", *(2 * [linalg.solve_triangular(self.L, np.eye(self.n_obs), lower=True)])
+        )
+        return self.y - self.alpha / Kinv_diag, 1.0 / Kinv_diag
+
+
+def fit_gp(
+    X: Array,
+    y: Array,
+    *,
+    kind: str = "matern52",
+    rng: np.random.Generator,
+    n_restarts: int = 3,
+    init: GPHyperparameters | None = None,
+    noise_floor: float = 1e-6,
+) -> GaussianProcess:
+    """Fit hyperparameters by type-II ML on ``y - mean(y)`` and return the posterior.
+
+    Outputs should be roughly unit scale; the engine standardizes them before calling this.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    hyper = fit_hyperparameters(
+        X,
+        y - y.mean(),
+        kind=kind,
+        rng=rng,
+        n_restarts=n_restarts,
+        init=init,
+        noise_floor=noise_floor,
+    )
+    return GaussianProcess(X, y, hyper, kind=kind)
+
+
+def standardization(y: Array) -> tuple[float, float]:
+    """Location and scale that map ``y`` to zero mean, unit spread; scale never 0."""
+    if len(y) == 0:
+        return 0.0, 1.0
+    loc = float(np.mean(y))
+    std = float(np.std(y)) if len(y) > 1 else 0.0
+    if not std > 1e-12 * max(1.0, abs(loc)):
+        std = max(abs(loc), 1.0)
+    return loc, std
+
+
+class ScaledGP:
+    """A GP fitted on standardized outputs, predicting on an outer output scale.
+
+    ``mu = loc + scale * mu_z`` and ``sigma = scale * sigma_z``, where the inner GP models
+    ``z = (y - loc) / scale``.
+    """
+
+    def __init__(self, gp: GaussianProcess, loc: float, scale: float) -> None:
+        self.gp, self.loc, self.scale = gp, float(loc), float(scale)
+
+    @classmethod
+    def from_hyper(cls, X: Array, y: Array, hyper: GPHyperparameters, *, kind: str) -> ScaledGP:
+        """Standardize ``y`` and build the posterior with given hyperparameters."""
+        loc, scale = standardization(y)
+        return cls(GaussianProcess(X, (y - loc) / scale, hyper, kind=kind, mean=0.0), loc, scale)
+
+    @classmethod
+    def fit(
+        cls,
+        X: Array,
+        y: Array,
+        *,
+        kind: str,
+        rng: np.random.Generator,
+        n_restarts: int,
+        init: GPHyperparameters | None = None,
+        noise_floor: float = 1e-6,
+    ) -> ScaledGP:
+        """Standardize ``y``, fit hyperparameters by type-II ML and build the posterior."""
+        loc, scale = standardization(y)
+        z = (np.asarray(y, dtype=np.float64) - loc) / scale
+        hyper = fit_hyperparameters(
+            X, z, kind=kind, rng=rng, n_restarts=n_restarts, init=init, noise_floor=noise_floor
+        )
+        return cls(GaussianProcess(X, z, hyper, kind=kind, mean=0.0), loc, scale)
+
+    @property
+    def hyper(self) -> GPHyperparameters:
+        """Hyperparameters of the inner (standardized) GP."""
+        return self.gp.hyper
+
+    def predict(self, Xs: Array) -> tuple[Array, Array]:
+        """Posterior mean and latent std on the outer scale, each (m,)."""
+        mu, sigma = self.gp.predict(Xs)
+        return self.loc + self.scale * mu, self.scale * sigma
+
+    def predict_with_grad(self, x: Array) -> tuple[float, float, Array, Array]:
+        """Mean, std and their gradients at one point, on the outer scale."""
+        mu, sigma, dmu, dsigma = self.gp.predict_with_grad(x)
+        s = self.scale
+        return self.loc + s * mu, s * sigma, s * dmu, s * dsigma
+
+    def with_pending(self, X_pending: Array) -> ScaledGP:
+        """GP-BUCB hallucination of pending points (see GaussianProcess.with_pending)."""
+        return ScaledGP(self.gp.with_pending(X_pending), self.loc, self.scale)
+
+    def rescaled(self, loc: float, scale: float) -> ScaledGP:
+        """The same posterior reported on the scale ``(outer - loc) / scale``."""
+        return ScaledGP(self.gp, (self.loc - loc) / scale, self.scale / scale)

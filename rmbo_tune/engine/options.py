@@ -1,0 +1,150 @@
+"""Validated algorithm options of :class:`~rmbo_tune.engine.MetaBO`."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from rmbo_tune.engine.kernels import KERNELS
+
+METHODS = ("rm-gp-ucb", "rm-gp-ts", "gp-ucb", "rgpe", "taf", "random")
+META_METHODS = ("rm-gp-ucb", "rm-gp-ts", "rgpe", "taf")
+
+
+@dataclass(frozen=True)
+class MetaBOOptions:
+    """Algorithm options with their defaults.
+
+    Parameters
+    ----------
+    kernel : {"matern52", "se"}
+        Matern-5/2 with ARD length scales (what the paper's authors ran) or squared exponential
+        (what the theory assumes).
+    output_scaling : {"shared", "per-task"}
+        "shared": one affine map for all tasks (location = median of the meta-tasks' means,
+        scale = median of their standard deviations), which keeps differences in level and
+        spread between tasks, as the paper's gap bounds assume. "per-task": every task
+        standardized on its own (the target by its running mean and std).
+    beta : float or None
+        Fixed target confidence multiplier; None uses ``sqrt(beta_scale * dim * log(2 t))``.
+    beta_scale : float
+        0.2 is the authors' practical choice.
+    tau : float
+        Meta-task confidence multiplier (paper practice: 1).
+    eta_n : float
+        ``eta * N``, the FTRL learning rate (paper: 1).
+    r, epsilon : float
+        nu schedule: ``nu_{t+1} = nu_t min(r, gap^(-epsilon))`` (paper: 0.7, 0.7).
+    gap_aggregation : {"mean", "max"}
+        Aggregation over a meta-task's observations in the gap bound (paper practice: mean).
+    learn_weights : bool
+        False keeps the meta-weights uniform (the paper's ablation).
+    nu_floor : float
+        nu below this becomes 0: the meta-tasks no longer count and gaps are not computed.
+    n_initial : int or None
+        Space-filling points before the model is used. None: 0 when meta-tasks guide the
+        search, otherwise ``clip(dim + 1, 2, 5)``.
+    n_restarts : int
+        Random restarts of the hyperparameter fit (more at the start, see ``MetaBO``).
+    noise_floor : float
+        Lower bound on the noise variance of standardized outputs.
+    n_candidates : int
+        Quasi-random candidates of the acquisition maximizer.
+    n_local : int
+        Candidates drawn per call around the best target observations.
+    n_polish : int
+        Best candidates refined with L-BFGS-B.
+    n_rff_features : int
+        Random Fourier features for Thompson sampling (paper: 120).
+    ts_pool_size : int
+        Posterior samples drawn ahead of time per meta-task for RM-GP-TS.
+    duplicate_tol : float
+        Two points closer than this (Euclidean, in the unit cube) are the same point.
+    pending_penalty : bool
+        Penalize the whole acquisition around pending points (in addition to GP-BUCB).
+    rgpe_n_samples : int
+        Posterior samples for the RGPE weights (paper: 500).
+    taf_bandwidth : float
+        TAF-R Epanechnikov bandwidth rho (paper: 0.5).
+    """
+
+    kernel: str = "matern52"
+    output_scaling: str = "shared"
+    beta: float | None = None
+    beta_scale: float = 0.2
+    tau: float = 1.0
+    eta_n: float = 1.0
+    r: float = 0.7
+    epsilon: float = 0.7
+    gap_aggregation: str = "mean"
+    learn_weights: bool = True
+    nu_floor: float = 1e-6
+    n_initial: int | None = None
+    n_restarts: int = 3
+    noise_floor: float = 1e-6
+    n_candidates: int = 1024
+    n_local: int = 64
+    n_polish: int = 2
+    n_rff_features: int = 128
+    ts_pool_size: int = 16
+    duplicate_tol: float = 1e-6
+    pending_penalty: bool = True
+    rgpe_n_samples: int = 256
+    taf_bandwidth: float = 0.5
+
+    def __post_init__(self) -> None:
+        choices = {
+            "kernel": KERNELS,
+            "output_scaling": ("shared", "per-task"),
+            "gap_aggregation": ("mean", "max"),
+        }
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        positive = [
+            "beta_scale",
+            "tau",
+            "eta_n",
+            "epsilon",
+            "noise_floor",
+            "duplicate_tol",
+            "taf_bandwidth",
+        ]
+        for name in positive:
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
+        if self.beta is not None and not self.beta >= 0:
+            raise ValueError(f"beta must be >= 0 or None, got {self.beta!r}")
+        if not 0 < self.r < 1:
+            raise ValueError(f"r must be in (0, 1), got {self.r!r}")
+        if not 0 <= self.nu_floor < 1:
+            raise ValueError(f"nu_floor must be in [0, 1), got {self.nu_floor!r}")
+        counts = {
+            "n_restarts": 0,
+            "n_candidates": 1,
+            "n_local": 0,
+            "n_polish": 0,
+            "n_rff_features": 1,
+            "ts_pool_size": 1,
+            "rgpe_n_samples": 1,
+        }
+        for name, low in counts.items():
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+        if self.n_initial is not None and (
+            not isinstance(self.n_initial, int) or self.n_initial < 0
+        ):
+            raise ValueError(
+                f"n_initial must be a non-negative integer or None, got {self.n_initial!r}"
+            )
+
+    @classmethod
+    def from_kwargs(cls, options: dict[str, Any]) -> MetaBOOptions:
+        """Build from keyword options, naming any unknown one."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise ValueError(f"unknown option(s) {unknown}; valid options are {sorted(known)}")
+        return cls(**options)

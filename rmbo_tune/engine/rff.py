@@ -1,0 +1,113 @@
+"""Random Fourier features and approximate GP posterior function samples.
+
+Notation
+--------
+m
+    Number of features.
+W (m, d), b (m,)
+    Frequencies and phases: ``phi(x) = sqrt(2 s2 / m) cos(W x + b)``, so that
+    ``E[phi(x)^T phi(z)] = k(x, z)`` (Rahimi & Recht 2008).
+    ARD: frequency component j is divided by ``ell_j`` (per-dimension frequencies).
+    SE: rows of ``W * ell`` are standard normal. Matern-5/2: they are multivariate
+    Student-t with 5 degrees of freedom (the Matern spectral density).
+Phi (n, m)
+    Features of the training inputs.
+A = Phi^T Phi + noise I
+    Weight posterior: ``w ~ N(A^{-1} Phi^T z, noise A^{-1})``; a posterior function sample
+    is ``f(x) = phi(x)^T w`` (paper appendix "More details on RM-GP-TS", m = 120 there).
+    Scaling the deviation of ``w`` from its mean by ``c`` samples from
+    ``GP(mu, c^2 sigma^2)`` approximately, which is how beta_t and tau enter.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import linalg
+
+from rmbo_tune.engine.gp import ScaledGP
+
+Array = NDArray[np.float64]
+
+
+class RandomFourierFeatures:
+    """Random features approximating a stationary ARD kernel.
+
+    Parameters
+    ----------
+    lengthscales : ndarray of shape (n_dims,)
+    signal_var : float
+    kind : {"matern52", "se"}
+    n_features : int
+    rng : numpy.random.Generator
+    """
+
+    def __init__(
+        self,
+        lengthscales: Array,
+        signal_var: float,
+        *,
+        kind: str,
+        n_features: int,
+        rng: np.random.Generator,
+    ) -> None:
+        d = len(lengthscales)
+        Z = rng.standard_normal((n_features, d))
+        if kind == "matern52":
+            # Student-t(nu = 5) rows: z / sqrt(chi2_5 / 5).
+            Z /= np.sqrt(rng.chisquare(5.0, size=(n_features, 1)) / 5.0)
+        self.W = Z / np.asarray(lengthscales)[None, :]
+        self.b = rng.uniform(0.0, 2.0 * np.pi, size=n_features)
+        self.amp = np.sqrt(2.0 * signal_var / n_features)
+
+    @property
+    def n_features(self) -> int:
+        """Number of features m."""
+        return len(self.b)
+
+    def features(self, X: Array) -> Array:
+        """Feature matrix of shape (n, m)."""
+        return self.amp * np.cos(X @ self.W.T + self.b)
+
+    def features_grad(self, x: Array) -> Array:
+        """Jacobian of ``phi(x)`` in ``x``, shape (m, d)."""
+        return -self.amp * np.sin(self.W @ x + self.b)[:, None] * self.W
+
+
+class RFFPosterior:
+    """Bayesian linear regression on random features: draws posterior function samples.
+
+    Built from a fitted :class:`ScaledGP`, using its hyperparameters and standardized data;
+    samples are reported on the GP's outer scale.
+    """
+
+    def __init__(self, model: ScaledGP, *, n_features: int, rng: np.random.Generator) -> None:
+        gp = model.gp
+        hp = gp.hyper
+        self.loc, self.scale, self.mean = model.loc, model.scale, gp.mean
+        self.rff = RandomFourierFeatures(
+            hp.lengthscales, hp.signal_var, kind=gp.kind, n_features=n_features, rng=rng
+        )
+        Phi = self.rff.features(gp.X)
+        A = Phi.T @ Phi + hp.noise_var * np.eye(n_features)
+        self._L = linalg.cholesky(A, lower=True)
+        self.w_mean = linalg.cho_solve((self._L, True), Phi.T @ (gp.y - gp.mean))
+        self._noise_sd = np.sqrt(hp.noise_var)
+
+    def sample_weights(
+        self, rng: np.random.Generator, *, scale: float = 1.0, size: int = 1
+    ) -> Array:
+        """Weight samples of shape (size, m); deviations from the mean scaled by ``scale``."""
+        z = rng.standard_normal((self.rff.n_features, size))
+        dev = linalg.solve_triangular(self._L.T, z, lower=False) * self._noise_sd
+        return (self.w_mean[:, None] + scale * dev).T
+
+    def evaluate(self, X: Array, w: Array) -> Array:
+        """Sampled functions at ``X``: shape (n,) for one ``w`` (m,), (n, s) for (s, m)."""
+        return self.loc + self.scale * (self.mean + self.rff.features(X) @ np.asarray(w).T)
+
+    def evaluate_with_grad(self, x: Array, w: Array) -> tuple[float, Array]:
+        """Value and gradient (d,) of the sampled function ``w`` (m,) at one point."""
+        phi = self.rff.features(x[None, :])[0]
+        val = self.loc + self.scale * (self.mean + phi @ w)
+        return float(val), self.scale * (self.rff.features_grad(x).T @ w)
