@@ -50,6 +50,8 @@ def safe_cholesky(K: Array, *, jitter: float = 1e-10) -> Array:
     CholeskyError
         If ``K + jitter * 10**k * mean(diag K) * I`` fails for every ``k < 6``.
     """
+    if not np.all(np.isfinite(K)):
+        raise CholeskyError(f"covariance matrix of size {len(K)} contains NaN or inf")
     scale = float(np.mean(np.diag(K))) if K.size else 1.0
     scale = scale if np.isfinite(scale) and scale > 0 else 1.0
     tried = 0.0

@@ -22,7 +22,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from rmbo_tune.engine import acquisition as acq
 from rmbo_tune.engine import baselines
-from rmbo_tune.engine.gp import GPHyperparameters, ScaledGP, fit_hyperparameters, standardization
+from rmbo_tune.engine.gp import (
+    GaussianProcess,
+    GPHyperparameters,
+    ScaledGP,
+    fit_hyperparameters,
+    standardization,
+)
 from rmbo_tune.engine.meta_models import MetaTaskModels
 from rmbo_tune.engine.meta_weights import MetaWeightState, beta_schedule, function_gaps
 from rmbo_tune.engine.optimize import (
@@ -241,21 +247,32 @@ class MetaBO:
             return (y - loc) / scale
         return (y - self._c) / self._a
 
+    def _target_standardization(self, yc: Array) -> tuple[float, float]:
+        # With shared scaling the meta-tasks fixed the scale: the target GP's prior is
+        # theirs (mean 0, unit scale). Standardizing by the target's own spread would make
+        # the GP overconfident away from a cluster of observations near one optimum.
+        if self.options.output_scaling == "shared" and self.meta.n_tasks:
+            return 0.0, 1.0
+        return standardization(yc)
+
     def _target_model(self) -> ScaledGP:
         if self._target_cache is None:
-            self._target_cache = ScaledGP.from_hyper(
-                self.X, self._target_y(), self._target_hyper, kind=self.options.kernel
+            yc = self._target_y()
+            loc, scale = self._target_standardization(yc)
+            gp = GaussianProcess(
+                self.X, (yc - loc) / scale, self._target_hyper, kind=self.options.kernel, mean=0.0
             )
+            self._target_cache = ScaledGP(gp, loc, scale)
         return self._target_cache
 
     def _refit_target(self) -> None:
         t = len(self._y)
         self._target_cache = None
-        if t < 2:
-            return
         opt = self.options
+        if t < opt.min_fit_observations:
+            return
         yc = self._target_y()
-        loc, scale = standardization(yc)
+        loc, scale = self._target_standardization(yc)
         full = t <= 10 or t % 10 == 0
         self._target_hyper = fit_hyperparameters(
             self.X,

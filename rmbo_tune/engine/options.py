@@ -45,6 +45,10 @@ class MetaBOOptions:
     n_initial : int or None
         Space-filling points before the model is used. None: 0 when meta-tasks guide the
         search, otherwise ``clip(dim + 1, 2, 5)``.
+    min_fit_observations : int
+        Target observations needed before the target GP's hyperparameters are fitted; until
+        then it uses the median of the meta-task GPs' hyperparameters (or neutral defaults).
+        Type-II ML on two or three points is degenerate (all noise, or a tiny length scale).
     n_restarts : int
         Random restarts of the hyperparameter fit (more at the start, see ``MetaBO``).
     noise_floor : float
@@ -81,6 +85,7 @@ class MetaBOOptions:
     learn_weights: bool = True
     nu_floor: float = 1e-6
     n_initial: int | None = None
+    min_fit_observations: int = 5
     n_restarts: int = 3
     noise_floor: float = 1e-6
     n_candidates: int = 1024
@@ -121,6 +126,7 @@ class MetaBOOptions:
         if not 0 <= self.nu_floor < 1:
             raise ValueError(f"nu_floor must be in [0, 1), got {self.nu_floor!r}")
         counts = {
+            "min_fit_observations": 2,
             "n_restarts": 0,
             "n_candidates": 1,
             "n_local": 0,

@@ -1,0 +1,1 @@
+"""Benchmark suite: problems, runners and reports (see README for the figures)."""

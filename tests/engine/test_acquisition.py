@@ -1,0 +1,100 @@
+import numpy as np
+import pytest
+
+from rmbo_tune.engine import acquisition as acq
+from rmbo_tune.engine.gp import GPHyperparameters, ScaledGP
+from rmbo_tune.engine.meta_models import MetaTaskModels
+from rmbo_tune.engine.rff import RFFPosterior
+from tests.conftest import finite_difference
+
+
+class FakeModel:
+    """mu = x0, sigma = 1 + x1: a model known in closed form (emukit/BoTorch style)."""
+
+    def predict(self, X):
+        return X[:, 0].copy(), 1.0 + X[:, 1]
+
+    def predict_with_grad(self, x):
+        return float(x[0]), float(1 + x[1]), np.array([1.0, 0.0]), np.array([0.0, 1.0])
+
+
+class FakeMeta:
+    """Two meta-tasks: mu_1 = 2 x0, mu_2 = -x1; sigma_i = 0.5."""
+
+    def predict(self, X):
+        return np.stack([2 * X[:, 0], -X[:, 1]]), np.full((2, len(X)), 0.5)
+
+    def predict_with_grad(self, x):
+        mu, s = self.predict(x[None])
+        return mu[:, 0], s[:, 0], np.array([[2.0, 0.0], [0.0, -1.0]]), np.zeros((2, 2))
+
+
+def test_rm_ucb_is_the_papers_equation_2(rng):
+    X = rng.random((5, 2))
+    w, nu, beta, tau = np.array([0.3, 0.7]), 0.4, 2.0, 1.5
+    a = acq.RMUCB(FakeModel(), beta, FakeMeta(), w, nu, tau, cache=None)
+    expected = nu * (0.3 * (2 * X[:, 0] + tau * 0.5) + 0.7 * (-X[:, 1] + tau * 0.5)) + (1 - nu) * (
+        X[:, 0] + beta * (1 + X[:, 1])
+    )
+    np.testing.assert_allclose(a.values(X), expected)
+    val, grad = a.value_and_grad(X[0])
+    assert val == pytest.approx(expected[0])
+    np.testing.assert_allclose(
+        grad, finite_difference(lambda v: a.values(v[None])[0], X[0]), atol=1e-7
+    )
+
+
+def test_rm_ucb_uses_the_cache_on_the_fixed_set(rng):
+    X = rng.random((4, 2))
+    cache = acq.MetaCache(np.zeros((2, 4)), np.zeros((2, 4)))
+    a = acq.RMUCB(FakeModel(), 1.0, FakeMeta(), np.array([0.5, 0.5]), 1.0, 1.0, cache)
+    np.testing.assert_allclose(a.values(X, fixed=True), 0.0)
+    assert not np.allclose(a.values(X), 0.0)
+
+
+def test_with_nu_zero_rm_ucb_equals_gp_ucb(rng):
+    X = rng.random((6, 2))
+    a = acq.RMUCB(FakeModel(), 2.0, FakeMeta(), np.array([0.5, 0.5]), 0.0, 1.0, None)
+    np.testing.assert_allclose(a.values(X), acq.UCB(FakeModel(), 2.0).values(X))
+
+
+def _real_models(rng):
+    X = rng.random((10, 2))
+    hp = GPHyperparameters(np.array([0.3, 0.3]), 1.0, 1e-3)
+    target = ScaledGP.from_hyper(X, np.sin(4 * X[:, 0]), hp, kind="matern52")
+    meta = [ScaledGP.from_hyper(X, np.cos(3 * X[:, 1]) + i, hp, kind="matern52") for i in range(2)]
+    return target, meta
+
+
+def test_every_acquisition_gradient_matches_finite_differences(rng):
+    target, meta = _real_models(rng)
+    stack = MetaTaskModels(meta)
+    posts = [RFFPosterior(m, n_features=32, rng=rng) for m in meta]
+    ws = np.stack([p.sample_weights(rng)[0] for p in posts])
+    tpost = RFFPosterior(target, n_features=32, rng=rng)
+    acqs = [
+        acq.UCB(target, 1.3),
+        acq.RMUCB(target, 1.3, stack, np.array([0.2, 0.8]), 0.6, 1.0, None),
+        acq.SampledFunction(tpost, tpost.sample_weights(rng)[0]),
+        acq.WeightedMetaSample(posts, ws, np.array([0.4, 0.6]), None),
+        acq.Penalized(acq.UCB(target, 1.3), rng.random((2, 2)), np.array([0.1, 0.2]), 3.0),
+    ]
+    x = rng.random(2)
+    for a in acqs:
+        val, grad = a.value_and_grad(x)
+        assert val == pytest.approx(a.values(x[None])[0], abs=1e-9), type(a).__name__
+        np.testing.assert_allclose(
+            grad,
+            finite_difference(lambda v, a=a: a.values(v[None])[0], x),
+            rtol=1e-4,
+            atol=1e-6,
+            err_msg=type(a).__name__,
+        )
+
+
+def test_penalty_pushes_values_down_only_near_pending_points():
+    base = acq.UCB(FakeModel(), 0.0)
+    pen = acq.Penalized(base, np.array([[0.5, 0.5]]), np.array([0.05, 0.05]), 10.0)
+    near, far = np.array([[0.5, 0.5]]), np.array([[0.9, 0.1]])
+    assert pen.values(near)[0] == pytest.approx(base.values(near)[0] - 10.0)
+    assert pen.values(far)[0] == pytest.approx(base.values(far)[0], abs=1e-12)

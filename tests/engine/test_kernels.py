@@ -1,0 +1,63 @@
+import numpy as np
+import pytest
+
+from rmbo_tune.engine.kernels import (
+    check_kernel,
+    kernel,
+    kernel_and_grad_log_ell,
+    kernel_grad_x,
+)
+from tests.conftest import finite_difference
+
+KINDS = ["matern52", "se"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_kernel_is_symmetric_psd_with_signal_variance_on_diagonal(kind, rng):
+    X = rng.random((30, 3))
+    K = kernel(X, X, np.array([0.2, 0.5, 1.0]), 1.7, kind)
+    np.testing.assert_allclose(K, K.T, atol=1e-12)
+    np.testing.assert_allclose(np.diag(K), 1.7, atol=1e-9)
+    assert np.linalg.eigvalsh(K).min() > -1e-9
+
+
+def test_matern52_closed_form_at_known_distance():
+    x, z = np.array([[0.0]]), np.array([[0.3]])
+    r = 0.3 / 0.5
+    expected = 2.0 * (1 + np.sqrt(5) * r + 5 * r**2 / 3) * np.exp(-np.sqrt(5) * r)
+    assert kernel(x, z, np.array([0.5]), 2.0, "matern52")[0, 0] == pytest.approx(expected, 1e-12)
+    assert kernel(x, z, np.array([0.5]), 2.0, "se")[0, 0] == pytest.approx(
+        2.0 * np.exp(-0.5 * r**2), 1e-12
+    )
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_gradient_in_x_matches_finite_differences(kind, rng):
+    Z = rng.random((7, 2))
+    ell = np.array([0.3, 0.7])
+    x = rng.random(2)
+    _, dk = kernel_grad_x(x, Z, ell, 1.3, kind)
+    for j in range(len(Z)):
+        fd = finite_difference(
+            lambda v, j=j: kernel(v[None], Z[j : j + 1], ell, 1.3, kind)[0, 0], x
+        )
+        np.testing.assert_allclose(dk[j], fd, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_gradient_in_log_lengthscale_matches_finite_differences(kind, rng):
+    X = rng.random((6, 3))
+    log_ell = np.log([0.2, 0.4, 0.9])
+    _, dK = kernel_and_grad_log_ell(X, np.exp(log_ell), 0.8, kind)
+    for k in range(3):
+
+        def entry(le, k=k):
+            return kernel(X, X, np.exp(le), 0.8, kind)[1, 4]
+
+        fd = finite_difference(entry, log_ell)[k]
+        assert dK[k, 1, 4] == pytest.approx(fd, rel=1e-5, abs=1e-9)
+
+
+def test_unknown_kernel_is_refused():
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        check_kernel("rbf")

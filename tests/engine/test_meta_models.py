@@ -1,0 +1,77 @@
+import numpy as np
+import pytest
+
+from rmbo_tune.engine.gp import GPHyperparameters, ScaledGP
+from rmbo_tune.engine.meta_models import MetaTaskModels
+from tests.conftest import finite_difference
+
+
+@pytest.fixture(params=["matern52", "se"])
+def models(request, rng):
+    kind = request.param
+    out = []
+    for i, n in enumerate([5, 12, 9]):  # unequal sizes exercise the padding
+        X = rng.random((n, 2))
+        y = (i + 1) * np.sin(5 * X[:, 0]) + 10 * i
+        hp = GPHyperparameters(np.array([0.2 + 0.1 * i, 0.5]), 1.0 + i, 1e-3)
+        out.append(ScaledGP.from_hyper(X, y, hp, kind=kind).rescaled(3.0, 2.0))
+    return out
+
+
+def test_stacked_predictions_equal_individual_gps(models, rng):
+    stack = MetaTaskModels(models)
+    Xs = rng.random((50, 2))
+    mu, sigma = stack.predict(Xs)
+    for i, m in enumerate(models):
+        mu_i, sigma_i = m.predict(Xs)
+        np.testing.assert_allclose(mu[i], mu_i, atol=1e-9)
+        np.testing.assert_allclose(sigma[i], sigma_i, atol=1e-7)
+
+
+def test_stacked_gradients_match_finite_differences(models, rng):
+    stack = MetaTaskModels(models)
+    x = rng.random(2)
+    mu, sigma, dmu, dsigma = stack.predict_with_grad(x)
+    np.testing.assert_allclose(mu, stack.predict(x[None])[0][:, 0], atol=1e-9)
+    np.testing.assert_allclose(sigma, stack.predict(x[None])[1][:, 0], atol=1e-7)
+    for i in range(len(models)):
+        np.testing.assert_allclose(
+            dmu[i],
+            finite_difference(lambda v, i=i: stack.predict(v[None])[0][i, 0], x),
+            rtol=1e-5,
+            atol=1e-6,
+        )
+        np.testing.assert_allclose(
+            dsigma[i],
+            finite_difference(lambda v, i=i: stack.predict(v[None])[1][i, 0], x),
+            rtol=1e-4,
+            atol=1e-6,
+        )
+
+
+def test_joint_posterior_matches_marginals(models, rng):
+    stack = MetaTaskModels(models)
+    Xt = rng.random((6, 2))
+    mu, cov = stack.joint_posterior(Xt)
+    mu_m, sigma_m = stack.predict(Xt)
+    np.testing.assert_allclose(mu, mu_m, atol=1e-9)
+    np.testing.assert_allclose(np.diagonal(cov, axis1=1, axis2=2), sigma_m**2, atol=1e-7)
+
+
+def test_concatenated_meta_outputs_are_on_the_common_scale(models):
+    stack = MetaTaskModels(models)
+    assert stack.y_all.shape == (26,) and stack.X_all.shape == (26, 2)
+    assert np.bincount(stack.task_index).tolist() == [5, 12, 9]
+    mu, _ = stack.predict(stack.X_all[:5])
+    # noise 1e-3 on standardized outputs: the GP nearly interpolates its own data
+    np.testing.assert_allclose(mu[0], stack.y_all[:5], atol=0.05 * np.ptp(stack.y_all[:5]) + 1e-3)
+
+
+def test_chunked_prediction_handles_many_points(models, rng, monkeypatch):
+    import rmbo_tune.engine.meta_models as mm
+
+    monkeypatch.setattr(mm, "_CHUNK_ELEMENTS", 50)
+    stack = MetaTaskModels(models)
+    Xs = rng.random((37, 2))
+    mu, _sigma = stack.predict(Xs)
+    np.testing.assert_allclose(mu[1], models[1].predict(Xs)[0], atol=1e-9)

@@ -1,0 +1,91 @@
+import numpy as np
+import pytest
+
+from rmbo_tune.engine.meta_weights import MetaWeightState, beta_schedule, function_gaps
+
+
+def test_gap_is_distance_to_the_farther_confidence_bound():
+    y = np.array([1.0, 2.0, 0.0, 5.0])
+    idx = np.array([0, 0, 1, 1])
+    mu = np.array([1.5, 1.0, 0.0, 1.0])
+    sigma = np.array([0.1, 0.2, 0.3, 0.0])
+    beta = 2.0
+    U, L = mu + beta * sigma, mu - beta * sigma
+    per = np.maximum(np.abs(y - U), np.abs(y - L))
+    np.testing.assert_allclose(
+        function_gaps(y, idx, 2, mu, sigma, beta), [per[:2].mean(), per[2:].mean()]
+    )
+    np.testing.assert_allclose(
+        function_gaps(y, idx, 2, mu, sigma, beta, aggregation="max"),
+        [per[:2].max(), per[2:].max()],
+    )
+
+
+def test_weights_start_uniform_and_favour_small_gaps():
+    s = MetaWeightState(3)
+    np.testing.assert_allclose(s.weights, 1 / 3)
+    s.update(np.array([0.1, 0.1, 3.0]))
+    w = s.weights
+    assert w[0] == pytest.approx(w[1]) and w[2] < 0.05
+    assert w.sum() == pytest.approx(1.0)
+
+
+def test_weights_never_nan_with_huge_gaps_or_many_updates():
+    s = MetaWeightState(4)
+    s.update(np.array([1e6, 1e6, 1e6, 1e6]))
+    assert np.all(np.isfinite(s.weights)) and s.weights.sum() == pytest.approx(1.0)
+    s.update(np.array([1e6, 0.0, 1e6, 1e6]))
+    assert s.weights[1] == pytest.approx(1.0)
+    rng = np.random.default_rng(0)
+    s = MetaWeightState(4, nu_floor=0.0)
+    for _ in range(1000):
+        s.update(rng.uniform(0, 50, 4))
+        assert np.all(np.isfinite(s.weights)) and np.isfinite(s.nu)
+    assert s.weights.sum() == pytest.approx(1.0)
+
+
+def test_nu_starts_at_one_never_increases_and_decays_faster_with_larger_gaps():
+    small, large = MetaWeightState(2, nu_floor=0.0), MetaWeightState(2, nu_floor=0.0)
+    assert small.nu == large.nu == 1.0
+    prev_s, prev_l = 1.0, 1.0
+    for _ in range(10):
+        small.update(np.array([0.2, 0.3]))  # (gap)^(-eps) > 1: decay is r
+        large.update(np.array([4.0, 8.0]))  # (gap)^(-eps) < r: faster decay
+        assert small.nu <= prev_s and large.nu <= prev_l
+        prev_s, prev_l = small.nu, large.nu
+    assert small.nu == pytest.approx(0.7**10)
+    assert large.nu < small.nu / 10
+
+
+def test_nu_floor_switches_the_meta_tasks_off():
+    s = MetaWeightState(1, nu_floor=0.1)
+    for _ in range(7):
+        s.update(np.array([0.0]))
+    assert s.nu == 0.0 and not s.active
+
+
+def test_fixed_weights_stay_uniform():
+    s = MetaWeightState(2, learn_weights=False)
+    s.update(np.array([0.0, 100.0]))
+    np.testing.assert_allclose(s.weights, 0.5)
+
+
+def test_update_rejects_bad_gaps():
+    with pytest.raises(ValueError, match="finite"):
+        MetaWeightState(2).update(np.array([np.nan, 1.0]))
+
+
+def test_state_round_trip():
+    s = MetaWeightState(2)
+    s.update(np.array([0.5, 1.5]))
+    t = MetaWeightState(2)
+    t.load_state_dict(s.state_dict())
+    assert t.nu == s.nu
+    np.testing.assert_array_equal(t.weights, s.weights)
+
+
+def test_beta_schedule():
+    assert beta_schedule(1, 4, beta=None, beta_scale=0.2) == pytest.approx(
+        np.sqrt(0.8 * np.log(2))
+    )
+    assert beta_schedule(10, 4, beta=1.5, beta_scale=0.2) == 1.5

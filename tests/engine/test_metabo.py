@@ -1,0 +1,224 @@
+import itertools
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from rmbo_tune.bench.synthetic import make_problem
+from rmbo_tune.engine import METHODS, MetaBO, SearchSpaceExhausted
+
+
+def _paper_problem(k):
+    # Appendix E.1: D = 1, SE length scale 0.05, M = 4, N = 20, gaps 0.05, 0.05, 4, 4,
+    # noise variance 0.01.
+    return make_problem(np.random.default_rng([2022, k]))
+
+
+def _run(opt, prob, n, noise_rng):
+    for _ in range(n):
+        x = opt.ask()
+        opt.tell(x, float(prob.f(x[None])[0]) + prob.noise_sd * noise_rng.standard_normal())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("k", range(5))
+def test_dissimilar_meta_tasks_lose_their_weight_within_10_observations(k):
+    prob = _paper_problem(k)
+    opt = MetaBO(1, prob.meta_tasks, "rm-gp-ucb", seed=k)
+    _run(opt, prob, 10, np.random.default_rng(k))
+    w = opt.meta_weights
+    assert w[2] < 0.05 and w[3] < 0.05, w
+    assert np.all(np.isfinite(w)) and w.sum() == pytest.approx(1.0)
+
+
+def test_nu_starts_at_one_and_never_increases():
+    prob = _paper_problem(0)
+    opt = MetaBO(1, prob.meta_tasks, "rm-gp-ucb", seed=0)
+    _run(opt, prob, 8, np.random.default_rng(0))
+    nus = [r["nu"] for r in opt.history]
+    assert nus[0] == 1.0
+    assert all(b <= a for a, b in itertools.pairwise(nus))
+    assert nus[-1] <= 0.7**7
+
+
+@pytest.mark.slow
+def test_rm_gp_ts_really_uses_the_meta_tasks():
+    # The authors' code had nu stuck at 0, so its TS never took the meta branch.
+    first, early = 0, 0
+    for k in range(10):
+        prob = _paper_problem(k)
+        opt = MetaBO(1, prob.meta_tasks, "rm-gp-ts", seed=k)
+        _run(opt, prob, 3, np.random.default_rng(k))
+        branches = [r["branch"] for r in opt.history]
+        first += branches[0] == "meta"
+        early += "meta" in branches[1:3]
+    assert first == 10  # nu_1 = 1
+    # P(meta at t = 2 or 3) = 1 - (1 - nu_2)(1 - nu_3), about 0.6-0.85 with r = 0.7.
+    assert early >= 5
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_state_dict_round_trip_continues_identically(method):
+    prob = _paper_problem(1)
+    opt = MetaBO(1, prob.meta_tasks, method, seed=3)
+    noise = np.random.default_rng(0)
+    _run(opt, prob, 6, noise)
+    opt.ask()  # leave one pending
+    state = json.loads(json.dumps(opt.state_dict()))  # plain data only
+    twin = MetaBO.from_state_dict(state)
+    for _ in range(5):
+        a, b = opt.ask(), twin.ask()
+        np.testing.assert_array_equal(a, b)
+        y = float(prob.f(a[None])[0])
+        opt.tell(a, y)
+        twin.tell(b, y)
+    assert opt.history == twin.history
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_parallel_asks_are_distinct_and_spread(method):
+    prob = _paper_problem(2)
+    opt = MetaBO(1, prob.meta_tasks, method, seed=0)
+    X = np.array([opt.ask() for _ in range(4)])
+    d = np.abs(X[:, None, 0] - X[None, :, 0])[np.triu_indices(4, 1)]
+    assert d.min() >= 0.02, X.ravel()
+    assert opt.pending.shape == (4, 1)
+
+
+def test_parallel_asks_spread_after_observations_too():
+    prob = _paper_problem(3)
+    opt = MetaBO(1, prob.meta_tasks, "rm-gp-ucb", seed=0)
+    _run(opt, prob, 5, np.random.default_rng(0))
+    X = np.array([opt.ask() for _ in range(4)])
+    d = np.abs(X[:, None, 0] - X[None, :, 0])[np.triu_indices(4, 1)]
+    assert d.min() >= 0.02, X.ravel()
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_candidates_give_rows_never_told_or_pending(method, rng):
+    C = rng.random((12, 2))
+    meta = [(rng.random((10, 2)), rng.random(10)) for _ in range(2)]
+    opt = MetaBO(2, meta, method, candidates=C, seed=1)
+    seen = []
+    for k in range(12):
+        x = opt.ask()
+        assert any(np.array_equal(x, c) for c in C)
+        assert not any(np.array_equal(x, s) for s in seen)
+        seen.append(x)
+        if k % 2:
+            opt.tell(x, float(x.sum()))
+    with pytest.raises(SearchSpaceExhausted, match="all 12 candidates"):
+        opt.ask()
+
+
+def test_failed_evaluations_are_dropped():
+    opt = MetaBO(2, seed=0)
+    x = opt.ask()
+    opt.tell(x, None)
+    assert opt.pending.shape == (0, 2) and opt.X.shape == (0, 2) and opt.n_failed == 1
+    with pytest.raises(ValueError, match="finite number or None"):
+        opt.tell(x, float("nan"))
+
+
+def test_tell_accepts_points_never_asked_and_resolves_pending():
+    opt = MetaBO(2, seed=0)
+    opt.tell([0.2, 0.3], 1.0)
+    x = opt.ask()
+    opt.tell(x, 2.0)
+    assert opt.pending.shape == (0, 2)
+    np.testing.assert_array_equal(opt.y, [1.0, 2.0])
+
+
+def test_projection_is_always_respected():
+    grid = lambda X: np.round(np.asarray(X) * 4) / 4  # noqa: E731
+    meta = [(grid(np.random.default_rng(0).random((15, 2))), np.arange(15.0))]
+    for method in ("rm-gp-ucb", "rm-gp-ts", "gp-ucb", "random"):
+        opt = MetaBO(2, meta, method, seed=0, project=grid)
+        for _ in range(20):
+            x = opt.ask()
+            np.testing.assert_array_equal(x, grid(x))
+            opt.tell(x, -float(((x - 0.5) ** 2).sum()))
+    # 25 grid points: asking past them all exhausts the space.
+    opt = MetaBO(2, method="gp-ucb", seed=0, project=grid)
+    for _ in range(25):
+        opt.ask()
+    with pytest.raises(SearchSpaceExhausted):
+        opt.ask()
+
+
+def test_rm_gp_ucb_finds_a_good_point_early_with_a_similar_meta_task():
+    prob = _paper_problem(4)
+    opt = MetaBO(1, prob.meta_tasks[:2], "rm-gp-ucb", seed=0)
+    cold = MetaBO(1, method="random", seed=0)
+    _run(opt, prob, 3, np.random.default_rng(0))
+    _run(cold, prob, 3, np.random.default_rng(0))
+    warm_best = max(prob.f(opt.X))
+    assert prob.f_max - warm_best < 0.25 * (
+        prob.f_max - prob.f(np.linspace(0, 1, 1001)[:, None]).min()
+    )
+
+
+def test_searcher_rng_is_private():
+    state = np.random.get_state()[1].copy()  # noqa: NPY002 - checking global state
+    prob = _paper_problem(0)
+    opt = MetaBO(1, prob.meta_tasks, "rm-gp-ts", seed=0)
+    _run(opt, prob, 3, np.random.default_rng(0))
+    np.testing.assert_array_equal(np.random.get_state()[1], state)  # noqa: NPY002
+
+
+def test_same_seed_same_suggestions():
+    prob = _paper_problem(0)
+    a = MetaBO(1, prob.meta_tasks, "rm-gp-ts", seed=5)
+    b = MetaBO(1, prob.meta_tasks, "rm-gp-ts", seed=5)
+    _run(a, prob, 4, np.random.default_rng(0))
+    _run(b, prob, 4, np.random.default_rng(0))
+    np.testing.assert_array_equal(a.X, b.X)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"dim": 0}, "dim must be a positive integer"),
+        ({"dim": 2, "method": "ei"}, "method must be one of"),
+        (
+            {"dim": 2, "meta_tasks": [(np.zeros((3, 3)), np.zeros(3))]},
+            r"meta_tasks\[0\] X must have shape \(n, 2\)",
+        ),
+        (
+            {"dim": 1, "meta_tasks": [(np.zeros((3, 1)), [0, np.nan, 1])]},
+            r"meta_tasks\[0\] y contains NaN or inf at rows \[1\]",
+        ),
+        (
+            {"dim": 1, "meta_tasks": [(np.zeros((3, 1)), np.zeros(2))]},
+            r"meta_tasks\[0\] y must have shape \(3,\)",
+        ),
+        ({"dim": 1, "meta_tasks": [(np.zeros((0, 1)), np.zeros(0))]}, r"meta_tasks\[0\] is empty"),
+        ({"dim": 1, "meta_tasks": [(np.full((2, 1), 1.5), np.zeros(2))]}, "unit cube"),
+        ({"dim": 1, "meta_tasks": [np.zeros(3)]}, r"meta_tasks\[0\] must be an \(X, y\) pair"),
+        ({"dim": 1, "candidates": np.zeros((0, 1))}, "at least one row"),
+        ({"dim": 1, "candidates": -np.ones((2, 1))}, "candidates must lie in the unit cube"),
+        ({"dim": 1, "n_candiates": 5}, r"unknown option\(s\) \['n_candiates'\]"),
+        ({"dim": 1, "kernel": "rbf"}, "kernel must be one of"),
+    ],
+)
+def test_bad_input_raises_value_error_naming_the_problem(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        MetaBO(**kwargs)
+
+
+def test_bad_tell_inputs():
+    opt = MetaBO(2, seed=0)
+    with pytest.raises(ValueError, match=r"x must have shape \(n, 2\)"):
+        opt.tell([0.1, 0.2, 0.3], 1.0)
+    with pytest.raises(ValueError, match="unit cube"):
+        opt.tell([0.1, 2.0], 1.0)
+    with pytest.raises(ValueError, match="unsupported MetaBO state version"):
+        MetaBO.from_state_dict({"version": 99})
+
+
+def test_importing_the_engine_does_not_import_ray():
+    code = "import sys, rmbo_tune.engine; print('ray' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -1,0 +1,41 @@
+import pytest
+
+from rmbo_tune.engine.options import MetaBOOptions
+
+
+def test_defaults_are_the_papers_practical_values():
+    o = MetaBOOptions()
+    assert (o.kernel, o.r, o.epsilon, o.eta_n, o.tau, o.beta_scale, o.gap_aggregation) == (
+        "matern52",
+        0.7,
+        0.7,
+        1.0,
+        1.0,
+        0.2,
+        "mean",
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"kernel": "rbf"}, "kernel must be one of"),
+        ({"output_scaling": "global"}, "output_scaling must be one of"),
+        ({"gap_aggregation": "median"}, "gap_aggregation must be one of"),
+        ({"r": 1.0}, r"r must be in \(0, 1\)"),
+        ({"epsilon": 0.0}, "epsilon must be > 0"),
+        ({"tau": -1.0}, "tau must be > 0"),
+        ({"beta": -0.1}, "beta must be >= 0"),
+        ({"n_candidates": 0}, "n_candidates must be an integer >= 1"),
+        ({"n_restarts": 1.5}, "n_restarts must be an integer"),
+        ({"n_initial": -1}, "n_initial must be a non-negative integer"),
+    ],
+)
+def test_bad_options_raise_naming_the_option(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        MetaBOOptions(**kwargs)
+
+
+def test_unknown_options_are_named():
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['learning_rate'\]"):
+        MetaBOOptions.from_kwargs({"learning_rate": 0.1})
