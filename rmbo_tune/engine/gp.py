@@ -25,8 +25,9 @@ from scipy import linalg, optimize
 
 from rmbo_tune.engine.kernels import (
     check_kernel,
+    contract_grad_log_ell,
     kernel,
-    kernel_and_grad_log_ell,
+    kernel_and_factor,
     kernel_grad_x,
 )
 
@@ -129,7 +130,7 @@ def log_marginal_likelihood(theta: Array, X: Array, y: Array, kind: str) -> tupl
     """
     hp = GPHyperparameters.from_theta(theta)
     n, d = X.shape
-    Kf, dK_ell = kernel_and_grad_log_ell(X, hp.lengthscales, hp.signal_var, kind)
+    Kf, G = kernel_and_factor(X, hp.lengthscales, hp.signal_var, kind)
     K = Kf + hp.noise_var * np.eye(n)
     try:
         L = safe_cholesky(K)
@@ -139,7 +140,7 @@ def log_marginal_likelihood(theta: Array, X: Array, y: Array, kind: str) -> tupl
     lml = -0.5 * y @ alpha - np.log(np.diag(L)).sum() - 0.5 * n * np.log(2.0 * np.pi)
     W = np.outer(alpha, alpha) - linalg.cho_solve((L, True), np.eye(n), check_finite=False)
     grad = np.empty(d + 2)
-    grad[:d] = 0.5 * np.einsum("ij,kij->k", W, dK_ell)
+    grad[:d] = 0.5 * contract_grad_log_ell(X, hp.lengthscales, W * G)
     grad[d] = 0.5 * np.sum(W * Kf)
     grad[d + 1] = 0.5 * hp.noise_var * np.trace(W)
     return float(lml), grad

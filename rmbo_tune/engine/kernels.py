@@ -67,8 +67,18 @@ def kernel_grad_x(x: Array, Z: Array, ell: Array, s2: float, kind: str) -> tuple
     return k, -g[:, None] * diff / ell**2
 
 
-def kernel_and_grad_log_ell(X: Array, ell: Array, s2: float, kind: str) -> tuple[Array, Array]:
-    """Kernel matrix ``k(X, X)`` (n, n) and ``dK/dlog(ell_k)`` stacked as (d, n, n)."""
-    diff2 = ((X[:, None, :] - X[None, :, :]) / ell) ** 2
-    K, g = kernel_from_r2(diff2.sum(-1), s2, kind)
-    return K, np.moveaxis(g[:, :, None] * diff2, -1, 0)
+def kernel_and_factor(X: Array, ell: Array, s2: float, kind: str) -> tuple[Array, Array]:
+    """Kernel matrix ``k(X, X)`` (n, n) and the derivative factor ``g`` (n, n)."""
+    return kernel_from_r2(scaled_sqdist(X, X, ell), s2, kind)
+
+
+def contract_grad_log_ell(X: Array, ell: Array, WG: Array) -> Array:
+    """``sum_ij WG_ij (x_ik - x_jk)^2 / ell_k^2`` for every k, shape (d,).
+
+    With ``WG = W * g`` this is ``tr(W dK/dlog(ell_k))`` for symmetric ``W``, computed in
+    O(n^2 d) with matrix products instead of materializing the (d, n, n) derivative.
+    """
+    rows = WG.sum(1)
+    sq = (X * X).T @ rows
+    cross = np.einsum("ik,ik->k", X, WG @ X)
+    return 2.0 * (sq - cross) / ell**2

@@ -107,11 +107,12 @@ class MetaTaskModels:
         dk = -g[:, :, None] * diff / self.ell[:, None, :] ** 2  # (M, N, d)
         mu = np.einsum("mn,mn->m", k, self.alpha)
         dmu = np.einsum("mnd,mn->md", dk, self.alpha)
-        v = np.einsum("mij,mj->mi", self.Linv, k)
-        w = np.einsum("mij,mjd->mid", self.Linv, dk)
+        v = (self.Linv @ k[:, :, None])[:, :, 0]  # L^{-1} k
+        u = (self.Linv.transpose(0, 2, 1) @ v[:, :, None])[:, :, 0]  # K^{-1} k
         sigma = np.sqrt(np.maximum(self.s2 - np.einsum("mi,mi->m", v, v), 0.0))
         safe = np.where(sigma > 1e-12, sigma, np.inf)
-        dsigma = -np.einsum("mi,mid->md", v, w) / safe[:, None]
+        # d sigma^2 / dx = -2 k^T K^{-1} dk: one matrix-vector product per task, not N x d.
+        dsigma = -np.einsum("mn,mnd->md", u, dk) / safe[:, None]
         s = self.scale
         return self.loc + s * mu, s * sigma, s[:, None] * dmu, s[:, None] * dsigma
 

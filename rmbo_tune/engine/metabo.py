@@ -150,6 +150,8 @@ class MetaBO:
         self.candidates = candidates
         uses_meta = self.method in META_METHODS
         self._uses_meta = uses_meta and len(tasks) > 0
+        if not uses_meta:
+            tasks, hypers = [], []  # gp-ucb and random ignore meta-tasks: skip fitting them
         self._meta_data = tasks
         models = []
         for (X, y), hyper in zip(tasks, hypers, strict=True):
