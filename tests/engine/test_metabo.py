@@ -83,7 +83,8 @@ def test_parallel_asks_are_distinct_and_spread(method):
     opt = MetaBO(1, prob.meta_tasks, method, seed=0)
     X = np.array([opt.ask() for _ in range(4)])
     d = np.abs(X[:, None, 0] - X[None, :, 0])[np.triu_indices(4, 1)]
-    assert d.min() >= 0.02, X.ravel()
+    # Random search makes no promise of spread, only of distinct points.
+    assert d.min() >= (0.02 if method != "random" else 1e-6), X.ravel()
     assert opt.pending.shape == (4, 1)
 
 
