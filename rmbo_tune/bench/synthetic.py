@@ -32,6 +32,7 @@ HORIZONS = (5, 10, 25, 50)
 VARIANTS: dict[str, tuple[str, dict]] = {
     "rm-gp-ucb": ("rm-gp-ucb", {}),
     "rm-gp-ucb-fixed": ("rm-gp-ucb", {"learn_weights": False}),
+    "rm-gp-ucb-per-task": ("rm-gp-ucb", {"output_scaling": "per-task"}),
     "rm-gp-ts": ("rm-gp-ts", {}),
     "gp-ucb": ("gp-ucb", {}),
     "rgpe": ("rgpe", {}),

@@ -143,6 +143,9 @@ class SampledFunction:
 class WeightedMetaSample:
     """``sum_i w_i f_i`` for meta-task samples ``f_i`` (the RM-GP-TS meta branch).
 
+    The tasks' random features are stacked so that values and gradients are one batched
+    computation, not a Python loop over meta-tasks.
+
     Parameters
     ----------
     posteriors : list of RFFPosterior
@@ -161,24 +164,25 @@ class WeightedMetaSample:
         weights: Array,
         fixed_values: Array | None,
     ) -> None:
-        self.posteriors, self.ws, self.weights = posteriors, ws, weights
+        self.W = np.stack([p.rff.W for p in posteriors])  # (U, m, d)
+        self.b = np.stack([p.rff.b for p in posteriors])  # (U, m)
+        amp_scale = np.array([p.rff.amp * p.scale for p in posteriors])
+        self.coef = (weights * amp_scale)[:, None] * ws  # (U, m)
+        self.const = float(
+            sum(w * (p.loc + p.scale * p.mean) for w, p in zip(weights, posteriors, strict=True))
+        )
         self.fixed_values = fixed_values
 
     def values(self, X: Array, fixed: bool = False) -> Array:
         if fixed and self.fixed_values is not None:
             return self.fixed_values
-        out = np.zeros(len(X))
-        for p, w, wt in zip(self.posteriors, self.ws, self.weights, strict=True):
-            out += wt * p.evaluate(X, w)
-        return out
+        phase = np.einsum("nd,umd->unm", X, self.W) + self.b[:, None, :]
+        return self.const + np.einsum("unm,um->n", np.cos(phase), self.coef)
 
     def value_and_grad(self, x: Array) -> tuple[float, Array]:
-        val, grad = 0.0, np.zeros_like(x)
-        for p, w, wt in zip(self.posteriors, self.ws, self.weights, strict=True):
-            v, g = p.evaluate_with_grad(x, w)
-            val += wt * v
-            grad += wt * g
-        return val, grad
+        phase = self.W @ x + self.b  # (U, m)
+        val = self.const + float(np.sum(np.cos(phase) * self.coef))
+        return val, -np.einsum("um,umd->d", np.sin(phase) * self.coef, self.W)
 
 
 class Penalized:

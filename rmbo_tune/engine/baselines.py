@@ -106,8 +106,9 @@ class RGPE:
 
     def value_and_grad(self, x: Array) -> tuple[float, Array]:
         mu_t, s_t, dmu_t, ds_t = self.target.predict_with_grad(x)
-        mean, dmean = self.wt * mu_t, self.wt * dmu_t
-        var, dvar = (self.wt * s_t) ** 2, 2 * self.wt**2 * s_t * ds_t
+        mean: float | Array = self.wt * mu_t
+        var: float | Array = (self.wt * s_t) ** 2
+        dmean, dvar = self.wt * dmu_t, 2 * self.wt**2 * s_t * ds_t
         if self.used.any():
             mu, s, dmu, ds = self.meta.predict_with_grad(x)
             mean, dmean = mean + self.w @ mu, dmean + self.w @ dmu

@@ -43,7 +43,7 @@ def beta_schedule(t: int, dim: int, *, beta: float | None, beta_scale: float) ->
 
 def function_gaps(
     y_meta: Array,
-    task_index: Array,
+    task_index: NDArray[np.intp],
     n_tasks: int,
     mu: Array,
     sigma: Array,

@@ -207,7 +207,12 @@ class MetaBO:
         else:
             fixed = [sobol_points(opt.n_candidates, self.dim, seeds["sobol"])]
             if self._uses_meta:
+                # Each meta-task's three best inputs and points around its best one; these
+                # candidates are fixed so the meta predictions there are cached too.
                 fixed += [X[np.argsort(-y)[:3]] for X, y in tasks]
+                best = np.array([X[np.argmax(y)] for X, y in tasks])
+                local_rng = np.random.default_rng(seeds["sobol"])
+                fixed.append(local_points(best, 4, 0.05, local_rng))
             self._fixed = np.unique(self.project(np.vstack(fixed)), axis=0)
 
     # ------------------------------------------------------------------ public state
@@ -303,19 +308,19 @@ class MetaBO:
             The observed value (maximized). None marks a pending evaluation that failed:
             it is dropped and nothing is observed.
         """
-        x = _as_points(np.asarray(x, dtype=np.float64).reshape(1, -1), self.dim, "x")[0]
+        point = _as_points(np.asarray(x, dtype=np.float64).reshape(1, -1), self.dim, "x")[0]
         for k, p in enumerate(self._pending):
-            if np.allclose(p, x, rtol=0.0, atol=1e-12):
+            if np.allclose(p, point, rtol=0.0, atol=1e-12):
                 del self._pending[k]
                 break
         if y is None:
             self.n_failed += 1
             return
-        y = float(y)
-        if not np.isfinite(y):
+        value = float(y)
+        if not np.isfinite(value):
             raise ValueError(f"y must be a finite number or None, got {y!r}")
-        self._X.append(x)
-        self._y.append(y)
+        self._X.append(point)
+        self._y.append(value)
         self._refit_target()
         if self.method in ("rm-gp-ucb", "rm-gp-ts") and self.weight_state.active:
             t = len(self._y)
@@ -498,11 +503,11 @@ class MetaBO:
         opt = self.options
         if self.candidates is not None:
             avail = min_distances(self.candidates, exclude) > opt.duplicate_tol
-            res = maximize_finite(acquisition, self.candidates, avail)
-            if res is None:
+            found = maximize_finite(acquisition, self.candidates, avail)
+            if found is None:
                 return None
-            record["acquisition"] = res[1]
-            return self.candidates[res[0]]
+            record["acquisition"] = found[1]
+            return self.candidates[found[0]]
         extra = [self.rng.random((opt.n_local // 2, self.dim))]
         if len(self._y):
             top = self.X[np.argsort(-self.y)[:4]]

@@ -132,7 +132,7 @@ def maximize_box(
 
 
 def maximize_finite(
-    acq: Acquisition, candidates: Array, available: Array
+    acq: Acquisition, candidates: Array, available: NDArray[np.bool_]
 ) -> tuple[int, float] | None:
     """Index and value of the best available row of ``candidates``; None if none is left."""
     if not available.any():

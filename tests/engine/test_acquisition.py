@@ -98,3 +98,14 @@ def test_penalty_pushes_values_down_only_near_pending_points():
     near, far = np.array([[0.5, 0.5]]), np.array([[0.9, 0.1]])
     assert pen.values(near)[0] == pytest.approx(base.values(near)[0] - 10.0)
     assert pen.values(far)[0] == pytest.approx(base.values(far)[0], abs=1e-12)
+
+
+def test_weighted_meta_sample_is_the_weighted_sum_of_task_samples(rng):
+    _, meta = _real_models(rng)
+    posts = [RFFPosterior(m, n_features=32, rng=rng) for m in meta]
+    ws = np.stack([p.sample_weights(rng)[0] for p in posts])
+    weights = np.array([0.25, 0.75])
+    X = rng.random((7, 2))
+    expected = sum(w * p.evaluate(X, wi) for w, p, wi in zip(weights, posts, ws, strict=True))
+    np.testing.assert_allclose(
+        acq.WeightedMetaSample(posts, ws, weights, None).values(X), expected, atol=1e-12)
