@@ -1,8 +1,22 @@
 """rmbo-tune: robust meta-Bayesian optimization for Ray Tune.
 
-Importing this package does not import ray; the Ray-facing names load on first use.
+``from rmbo_tune import RMBOSearcher`` loads Ray on first use; ``import rmbo_tune.engine``
+never does.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 __version__ = "0.1.0"
+__all__ = ["RMBOSearcher", "SearchSpace"]
+
+_LAZY = {"RMBOSearcher": "rmbo_tune.searcher", "SearchSpace": "rmbo_tune.space"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'rmbo_tune' has no attribute {name!r}")

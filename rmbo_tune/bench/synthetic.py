@@ -35,6 +35,8 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "rm-gp-ucb-per-task": ("rm-gp-ucb", {"output_scaling": "per-task"}),
     "rm-gp-ts": ("rm-gp-ts", {}),
     "gp-ucb": ("gp-ucb", {}),
+    "rm-gp-ucb-beta0.2": ("rm-gp-ucb", {"beta_scale": 0.2}),
+    "gp-ucb-beta0.2": ("gp-ucb", {"beta_scale": 0.2}),
     "rgpe": ("rgpe", {}),
     "taf": ("taf", {}),
     "random": ("random", {}),

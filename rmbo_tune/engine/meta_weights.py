@@ -33,8 +33,8 @@ Array = NDArray[np.float64]
 def beta_schedule(t: int, dim: int, *, beta: float | None, beta_scale: float) -> float:
     """Confidence multiplier for iteration ``t`` (1-based).
 
-    ``beta`` fixes it; otherwise ``sqrt(beta_scale * dim * log(2 t))``, the authors' practical
-    choice with ``beta_scale = 0.2`` (the theoretical value is far too large in practice).
+    ``beta`` fixes it; otherwise ``sqrt(beta_scale * dim * log(2 t))``, the form the authors
+    ran (with ``beta_scale = 0.2``; the theoretical value is far too large in practice).
     """
     if beta is not None:
         return float(beta)

@@ -337,6 +337,12 @@ class MetaBO:
             )
             self.weight_state.update(gaps)
 
+    def add_pending(self, x: ArrayLike) -> None:
+        """Mark ``x`` as being evaluated without asking for it (user-supplied points), so
+        that suggestions avoid it until it is told."""
+        point = _as_points(np.asarray(x, dtype=np.float64).reshape(1, -1), self.dim, "x")[0]
+        self._pending.append(point)
+
     # ------------------------------------------------------------------ ask
     def ask(self) -> Array:
         """Suggest the next point to evaluate; it stays pending until told.

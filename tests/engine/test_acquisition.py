@@ -108,4 +108,5 @@ def test_weighted_meta_sample_is_the_weighted_sum_of_task_samples(rng):
     X = rng.random((7, 2))
     expected = sum(w * p.evaluate(X, wi) for w, p, wi in zip(weights, posts, ws, strict=True))
     np.testing.assert_allclose(
-        acq.WeightedMetaSample(posts, ws, weights, None).values(X), expected, atol=1e-12)
+        acq.WeightedMetaSample(posts, ws, weights, None).values(X), expected, atol=1e-12
+    )

@@ -1,0 +1,317 @@
+"""RMBOSearcher against real Ray Tune (ray.init(num_cpus=2), tiny budgets).
+
+Kill-and-resume and multi-node tests, which need Ray instances of their own, are in
+test_searcher_cluster.py.
+"""
+
+import math
+import os
+import pickle
+
+import numpy as np
+import pytest
+import ray
+from ray import tune
+
+from rmbo_tune import RMBOSearcher
+from tests.test_space import MIXED, valid
+
+pytestmark = pytest.mark.ray
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ray_local():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def quadratic(config):
+    tune.report({"loss": (config["x"] - 0.3) ** 2 + (config["y"] - 0.7) ** 2})
+
+
+SPACE = {"x": tune.uniform(0, 1), "y": tune.uniform(0, 1)}
+
+
+def _tuner(trainable, searcher, tmp_path, *, num_samples, space=SPACE, concurrent=None, **tc):
+    return tune.Tuner(
+        trainable,
+        param_space=space,
+        tune_config=tune.TuneConfig(
+            search_alg=searcher,
+            num_samples=num_samples,
+            max_concurrent_trials=concurrent,
+            reuse_actors=True,
+            **tc,
+        ),
+        run_config=tune.RunConfig(storage_path=str(tmp_path), name="exp", verbose=0),
+    )
+
+
+def mixed_trainable(config):
+    ok, _checks = valid(config)
+    tune.report(
+        {
+            "score": float(config["u"]) + (1.0 if config["ch"] == "relu" else 0.0),
+            "valid": float(ok),
+        }
+    )
+
+
+def test_tuner_over_a_nested_mixed_space_suggests_only_valid_values(tmp_path):
+    searcher = RMBOSearcher(metric="score", mode="max", seed=0)
+    results = _tuner(mixed_trainable, searcher, tmp_path, num_samples=10, space=MIXED).fit()
+    assert len(results) == 10 and not results.errors
+    assert all(r.metrics["valid"] == 1.0 for r in results)
+    assert all(r.config["const"] == "fixed" for r in results)  # constants merged by Tune
+    assert len(searcher.history) == 10
+
+
+def test_tune_run_works_too(tmp_path):
+    searcher = RMBOSearcher(metric="loss", mode="min", seed=1)
+    analysis = tune.run(
+        quadratic,
+        config=SPACE,
+        search_alg=searcher,
+        num_samples=6,
+        storage_path=str(tmp_path),
+        verbose=0,
+        reuse_actors=True,
+    )
+    assert len(analysis.trials) == 6
+    assert searcher.engine.X.shape == (6, 2)
+
+
+def _drive(searcher, f, n):
+    """The Searcher protocol without Ray: suggest, evaluate, complete."""
+    values = []
+    for i in range(n):
+        cfg = searcher.suggest(str(i))
+        v = f(cfg)
+        searcher.on_trial_complete(str(i), {"v": v})
+        values.append(v)
+    return values
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["min", "max"])
+def test_both_modes_optimize_in_the_right_direction(mode):
+    # Branin-like 2-D function; 10 seeds, 15 evaluations each. Random search's mean best is
+    # typically 2-3x worse; we ask for a 30% margin.
+    sign = 1.0 if mode == "min" else -1.0
+
+    def f(c):
+        x, y = 15 * c["x"] - 5, 15 * c["y"]
+        return sign * (
+            (y - 5.1 / (4 * np.pi**2) * x**2 + 5 / np.pi * x - 6) ** 2
+            + 10 * (1 - 1 / (8 * np.pi)) * np.cos(x)
+            + 10
+        )
+
+    best = {}
+    for method in ("gp-ucb", "random"):
+        runs = []
+        for seed in range(10):
+            s = RMBOSearcher(space=SPACE, metric="v", mode=mode, method=method, seed=seed)
+            vals = _drive(s, f, 15)
+            runs.append(sign * (min(vals) if mode == "min" else max(vals)))
+        best[method] = float(np.mean(runs))  # the (positive) Branin value reached
+    assert best["gp-ucb"] < 0.7 * best["random"], best
+
+
+def test_metric_and_mode_may_come_from_tune_config(tmp_path):
+    searcher = RMBOSearcher(seed=0)
+    results = _tuner(quadratic, searcher, tmp_path, num_samples=3, metric="loss", mode="min").fit()
+    assert len(results) == 3 and not results.errors
+    assert searcher.metric == "loss" and searcher.mode == "min"
+
+
+def test_missing_metric_is_a_clear_error():
+    s = RMBOSearcher(space=SPACE, mode="max")
+    with pytest.raises(ValueError, match="RMBOSearcher needs a metric"):
+        s.suggest("t0")
+    with pytest.raises(ValueError, match="mode must be 'min' or 'max'"):
+        RMBOSearcher(mode="maximize")
+    with pytest.raises(ValueError, match=r"unknown option\(s\)"):
+        RMBOSearcher(n_candiates=3)
+
+
+def test_points_to_evaluate_run_first(tmp_path):
+    points = [{"x": 0.1, "y": 0.2}, {"x": 0.9}]
+    searcher = RMBOSearcher(metric="loss", mode="min", points_to_evaluate=points, seed=0)
+    _tuner(quadratic, searcher, tmp_path, num_samples=4).fit()
+    first = [h["config"] for h in searcher.history[:2]]
+    assert first[0] == {"x": 0.1, "y": 0.2}
+    assert first[1]["x"] == 0.9 and 0 <= first[1]["y"] < 1  # missing key filled in
+    assert [h["branch"] for h in searcher.history[:2]] == ["points_to_evaluate"] * 2
+
+
+def test_evaluated_rewards_are_observed_not_run(tmp_path):
+    points = [{"x": 0.1, "y": 0.2}, {"x": 0.9, "y": 0.9}]
+    searcher = RMBOSearcher(
+        metric="loss",
+        mode="min",
+        points_to_evaluate=points,
+        evaluated_rewards=[0.29, 0.68],
+        seed=0,
+    )
+    results = _tuner(quadratic, searcher, tmp_path, num_samples=3).fit()
+    run = [r.config for r in results]
+    assert {"x": 0.1, "y": 0.2} not in run
+    assert searcher.engine.X.shape == (5, 2)  # 2 told up front + 3 run
+    np.testing.assert_allclose(searcher.engine.y[:2], [-0.29, -0.68])  # min -> negated
+
+
+def test_add_evaluated_trials_feeds_a_finished_experiment(tmp_path):
+    first = _tuner(
+        quadratic, RMBOSearcher(metric="loss", mode="min", seed=0), tmp_path, num_samples=4
+    ).fit()
+    analysis = tune.ExperimentAnalysis(first.experiment_path)
+    s = RMBOSearcher(space=SPACE, metric="loss", mode="min", seed=1)
+    s.add_evaluated_trials(analysis, "loss")
+    assert s.engine.X.shape == (4, 2) and s.counts["added"] == 4
+
+
+def test_concurrent_suggestions_are_distinct_and_limited():
+    s = RMBOSearcher(space=SPACE, metric="v", mode="max", seed=0)
+    s.set_max_concurrency(4)
+    configs = [s.suggest(f"t{i}") for i in range(4)]
+    assert s.suggest("t4") is None  # the searcher honours the limit itself
+    xs = np.array([[c["x"], c["y"]] for c in configs])
+    d = np.sqrt(((xs[:, None] - xs[None]) ** 2).sum(-1))[np.triu_indices(4, 1)]
+    assert d.min() > 0.02
+    s.on_trial_complete("t0", {"v": 1.0})
+    assert s.suggest("t5") is not None
+
+
+@pytest.mark.parametrize("limit", [4, None])
+def test_tuner_runs_with_and_without_a_concurrency_limit(tmp_path, limit):
+    searcher = RMBOSearcher(metric="loss", mode="min", seed=0)
+    results = _tuner(quadratic, searcher, tmp_path, num_samples=6, concurrent=limit).fit()
+    assert len(results) == 6 and not results.errors
+    configs = {tuple(sorted(r.config.items())) for r in results}
+    assert len(configs) == 6
+
+
+def flaky(config):
+    kind = int(config["k"])
+    if kind == 0:
+        raise RuntimeError("boom")
+    if kind == 1:
+        tune.report({"loss": float("nan")})
+    elif kind == 2:
+        tune.report({"loss": float("inf")})
+    elif kind == 3:
+        return  # never reports anything
+    elif kind == 4:
+        tune.report({"other": 1.0})  # reports, but not the metric
+    else:
+        tune.report({"loss": config["x"]})
+
+
+def test_failures_nan_inf_and_missing_metrics_never_reach_the_gp(tmp_path, monkeypatch):
+    # Tune itself aborts the experiment when a result lacks the searcher's metric, unless
+    # strict metric checking is off; a trial that reports nothing passes either way.
+    monkeypatch.setenv("TUNE_DISABLE_STRICT_METRIC_CHECKING", "1")
+    searcher = RMBOSearcher(
+        metric="loss",
+        mode="min",
+        seed=0,
+        points_to_evaluate=[{"k": k, "x": 0.5} for k in range(5)],
+    )
+    space = {"k": tune.randint(0, 9), "x": tune.uniform(0, 1)}
+    results = _tuner(flaky, searcher, tmp_path, num_samples=12, space=space, concurrent=2).fit()
+    assert len(results) == 12  # the search went on to num_samples
+    engine = searcher.engine
+    assert np.all(np.isfinite(engine.y))
+    c = searcher.counts
+    assert c["errored"] >= 1 and c["non_finite"] >= 2 and c["missing_metric"] >= 2
+    assert c["observed"] == len(engine.y)
+    assert c["observed"] + c["errored"] + c["non_finite"] + c["missing_metric"] == 12
+
+
+def test_same_seed_same_configs_and_global_rng_untouched(tmp_path):
+    state = np.random.get_state()[1].copy()  # noqa: NPY002 - checking global state
+    runs = []
+    for i in range(2):
+        s = RMBOSearcher(metric="loss", mode="min", seed=42)
+        res = _tuner(quadratic, s, tmp_path / str(i), num_samples=5, concurrent=1).fit()
+        runs.append([h["config"] for h in s.history])
+        assert len(res) == 5
+    assert runs[0] == runs[1]
+    np.testing.assert_array_equal(np.random.get_state()[1], state)  # noqa: NPY002
+
+
+def test_history_names_meta_tasks_and_is_written_beside_the_checkpoint(tmp_path):
+    rng = np.random.default_rng(0)
+    xs = rng.random((15, 2))
+    meta = {
+        "close": (
+            [{"x": a, "y": b} for a, b in xs],
+            [(a - 0.3) ** 2 + (b - 0.7) ** 2 for a, b in xs],
+        ),
+        "far": ([{"x": a, "y": b} for a, b in xs], [-((a - 0.3) ** 2) for a, b in xs]),
+    }
+    searcher = RMBOSearcher(metric="loss", mode="min", meta_tasks=meta, seed=0)
+    results = _tuner(quadratic, searcher, tmp_path, num_samples=6).fit()
+    rec = searcher.history[-1]
+    assert set(rec["weights"]) == {"close", "far"} and set(rec["gaps"]) == {"close", "far"}
+    assert rec["weights"]["close"] > rec["weights"]["far"]
+    assert searcher.history[0]["nu"] == 1.0
+    path = os.path.join(results.experiment_path, "rmbo_history.json")
+    import json
+
+    with open(path) as fh:
+        saved = json.load(fh)
+    assert saved["meta_tasks"] == ["close", "far"] and len(saved["suggestions"]) == 6
+
+
+def test_pickled_searcher_stays_small_and_restore_keeps_meta_tasks(tmp_path):
+    rng = np.random.default_rng(0)
+    space = {"a": tune.uniform(0, 1), "b": tune.loguniform(1e-4, 1), "c": tune.randint(0, 50)}
+    meta = []
+    for _ in range(50):
+        cfgs = [
+            {"a": float(a), "b": float(b), "c": int(c)}
+            for a, b, c in zip(
+                rng.random(200),
+                10 ** rng.uniform(-4, 0, 200),
+                rng.integers(0, 50, 200),
+                strict=True,
+            )
+        ]
+        meta.append((cfgs, list(rng.random(200))))
+    s = RMBOSearcher(space=space, metric="v", mode="max", meta_tasks=meta, seed=0, n_restarts=0)
+    size_before = len(pickle.dumps(s))
+    s.suggest("t0")
+    s.on_trial_complete("t0", {"v": 0.5})
+    size_after = len(pickle.dumps(s))
+    assert size_before < 1_000_000 and size_after < 1_000_000, (size_before, size_after)
+    ckpt = tmp_path / "searcher-state.pkl"
+    s.save(str(ckpt))
+    with open(ckpt, "rb") as fh:
+        assert fh.read(1) == b"{"  # JSON, not a pickle
+    restored = pickle.loads(pickle.dumps(s))
+    restored.restore(str(ckpt))
+    assert restored.engine.n_meta_tasks == 50
+    assert restored.suggest("t1") == s.suggest("t1")
+
+
+def test_save_restore_round_trip_without_a_constructor_space(tmp_path):
+    s = RMBOSearcher(metric="v", mode="max", seed=3)
+    s.set_search_properties(
+        None, None, {"x": tune.uniform(0, 1), "c": tune.choice(["a", ("t", 1)])}
+    )
+    for i in range(3):
+        s.suggest(str(i))
+        s.on_trial_complete(str(i), {"v": float(i)})
+    s.suggest("pending")
+    s.save(str(tmp_path / "state"))
+    fresh = RMBOSearcher(seed=3)  # as unpickled from tuner.pkl: no space, no metric
+    fresh.restore(str(tmp_path / "state"))
+    assert fresh.metric == "v" and fresh.engine.X.shape == (3, 3)  # x + one-hot of 2
+    assert fresh.suggest("next") == s.suggest("next")
+    fresh.on_trial_complete("pending", {"v": 10.0})
+    fresh.on_trial_complete("pending", {"v": 10.0})  # never twice
+    assert fresh.engine.X.shape == (4, 3)
+    assert not math.isnan(fresh.engine.y[-1])

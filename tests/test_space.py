@@ -1,0 +1,140 @@
+import numpy as np
+import pytest
+from ray import tune
+
+from rmbo_tune.exceptions import OutOfSpaceError, UnsupportedSearchSpaceError
+from rmbo_tune.space import SearchSpace, flatten, unflatten
+
+MIXED = {
+    "u": tune.uniform(-1.0, 1.0),
+    "opt": {
+        "qu": tune.quniform(0.0, 1.0, 0.25),
+        "lu": tune.loguniform(1e-5, 1e-1),
+        "qlu": tune.qloguniform(1e-3, 1.0, 1e-3),
+    },
+    "ri": tune.randint(2, 7),
+    "qri": tune.qrandint(0, 10, 5),
+    "lri": tune.lograndint(1, 1000),
+    "qlri": tune.qlograndint(4, 100, 4),
+    "ch": tune.choice(["relu", 3, None, True, 2.5]),
+    "const": "fixed",
+    "single": tune.choice(["only"]),
+}
+
+
+def valid(config):
+    """Every value valid for its Tune domain (type, bounds, quantum)."""
+    o = config["opt"]
+    checks = [
+        isinstance(config["u"], float) and -1.0 <= config["u"] < 1.0,
+        o["qu"] in (0.0, 0.25, 0.5, 0.75, 1.0),
+        1e-5 <= o["lu"] < 1e-1,
+        1e-3 - 1e-12 <= o["qlu"] <= 1.0 and abs(o["qlu"] / 1e-3 - round(o["qlu"] / 1e-3)) < 1e-6,
+        type(config["ri"]) is int and 2 <= config["ri"] <= 6,
+        config["qri"] in (0, 5, 10) and type(config["qri"]) is int,
+        type(config["lri"]) is int and 1 <= config["lri"] <= 999,
+        type(config["qlri"]) is int and config["qlri"] % 4 == 0 and 4 <= config["qlri"] <= 100,
+        any(
+            config["ch"] is c or (type(config["ch"]) is type(c) and config["ch"] == c)
+            for c in ["relu", 3, None, True, 2.5]
+        ),
+        config["single"] == "only",
+    ]
+    return all(checks), checks
+
+
+def test_every_decoded_point_is_valid_and_round_trips(rng):
+    space = SearchSpace.from_tune(MIXED)
+    assert space.dim == 8 + 5  # one-hot choice over 5 categories; constants take no column
+    X = np.vstack([rng.random((300, space.dim)), np.zeros(space.dim), np.ones(space.dim)])
+    for x in X:
+        cfg = space.decode(x)
+        ok, checks = valid(cfg)
+        assert ok, (cfg, checks)
+        x2 = space.encode(cfg)
+        np.testing.assert_allclose(x2, space.project(x[None])[0], atol=1e-9)
+        assert space.decode(x2) == cfg
+
+
+def test_bounds_follow_tunes_inclusive_and_exclusive_rules():
+    space = SearchSpace.from_tune(MIXED)
+    top = space.decode(np.ones(space.dim))
+    bottom = space.decode(np.zeros(space.dim))
+    assert top["ri"] == 6 and bottom["ri"] == 2  # randint: upper exclusive
+    assert top["qri"] == 10  # quantized: upper inclusive
+    assert top["lri"] == 999  # lograndint: upper exclusive
+    assert top["qlri"] == 100 and bottom["qlri"] == 4
+    assert top["opt"]["qu"] == 1.0
+    assert top["u"] < 1.0  # continuous: never the upper bound itself
+
+
+def test_every_value_of_a_small_integer_domain_is_reachable(rng):
+    space = SearchSpace.from_tune({"k": tune.randint(0, 4), "q": tune.qrandint(0, 10, 5)})
+    seen = {(c["k"], c["q"]) for c in (space.decode(x) for x in rng.random((400, 2)))}
+    assert {k for k, _ in seen} == {0, 1, 2, 3}
+    assert {q for _, q in seen} == {0, 5, 10}
+
+
+def test_log_dimensions_are_encoded_in_log_space():
+    space = SearchSpace.from_tune({"lr": tune.loguniform(1e-4, 1e-0)})
+    np.testing.assert_allclose(space.encode({"lr": 1e-2}), [0.5])
+
+
+def test_choice_distinguishes_true_from_one():
+    space = SearchSpace.from_tune({"c": tune.choice([1, True, "1"])})
+    assert space.decode(space.encode({"c": True}))["c"] is True
+    assert space.decode(space.encode({"c": 1}))["c"] == 1
+    assert type(space.decode(space.encode({"c": 1}))["c"]) is int
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [(5.0, "out_of_bounds"), ("a", "wrong_type"), (float("nan"), "wrong_type")],
+)
+def test_encode_rejects_values_outside_the_space(value, reason):
+    space = SearchSpace.from_tune({"x": tune.uniform(0, 1)})
+    with pytest.raises(OutOfSpaceError, match="x=") as info:
+        space.encode({"x": value})
+    assert info.value.reason == reason
+
+
+def test_encode_names_missing_keys_and_unknown_categories_and_can_clip():
+    space = SearchSpace.from_tune({"a": {"x": tune.uniform(0, 1)}, "c": tune.choice(["p", "q"])})
+    with pytest.raises(OutOfSpaceError, match="a/x is missing"):
+        space.encode({"c": "p"})
+    with pytest.raises(OutOfSpaceError, match=r"c='r' is not one of the categories") as info:
+        space.encode({"a": {"x": 0.5}, "c": "r"})
+    assert info.value.reason == "unknown_category"
+    np.testing.assert_allclose(
+        space.encode({"a": {"x": 3.0}, "c": "q"}, clip=True)[0], 1.0, atol=1e-12
+    )
+
+
+@pytest.mark.parametrize(
+    ("space", "message"),
+    [
+        ({"a": tune.grid_search([1, 2])}, "a: tune.grid_search is not supported"),
+        ({"n": {"b": tune.sample_from(lambda _: 1)}}, "n/b: tune.sample_from"),
+        ({"r": tune.randn(0, 1)}, "r: tune.randn/qrandn is unbounded"),
+        ({"l": [tune.uniform(0, 1)]}, "l: domains inside lists"),
+        ({"c": tune.choice([tune.uniform(0, 1), 2])}, "c: conditional spaces"),
+    ],
+)
+def test_unsupported_domains_are_refused_naming_the_key(space, message):
+    with pytest.raises(UnsupportedSearchSpaceError, match=message):
+        SearchSpace.from_tune(space)
+    assert issubclass(UnsupportedSearchSpaceError, ValueError)
+
+
+def test_flatten_and_unflatten_are_inverse():
+    nested = {"a": {"b": 1, "c": {"d": 2}}, "e": 3}
+    assert flatten(nested) == {("a", "b"): 1, ("a", "c", "d"): 2, ("e",): 3}
+    assert unflatten(flatten(nested)) == nested
+
+
+def test_projection_makes_points_valid(rng):
+    space = SearchSpace.from_tune(MIXED)
+    P = space.project(rng.random((50, space.dim)))
+    np.testing.assert_allclose(space.project(P), P)  # idempotent
+    onehot = P[:, 8:]
+    assert np.all(onehot.sum(1) == 1.0)
