@@ -1,0 +1,131 @@
+"""Searcher overhead inside a real Tune run.
+
+200 trials of a trivial trainable, ``max_concurrent_trials=2``, ``reuse_actors=True``, with and
+without 20 meta-tasks (3-D space, 40 observations each): the time spent inside the searcher's
+methods (suggest, on_trial_complete, on_trial_result, save) as a share of the run's wall time.
+Run ``python -m rmbo_tune.bench.overhead``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections.abc import Sequence
+
+import numpy as np
+import ray
+from ray import tune
+
+from rmbo_tune.searcher import RMBOSearcher
+
+SPACE = {"a": tune.uniform(0, 1), "b": tune.loguniform(1e-4, 1), "c": tune.randint(0, 10)}
+
+
+def objective(config: dict) -> float:
+    """A cheap smooth function of the three parameters."""
+    return (config["a"] - 0.3) ** 2 + (np.log10(config["b"]) + 2) ** 2 / 16 + config["c"] / 50
+
+
+def trivial(config: dict) -> None:
+    """The trainable: one report, no work."""
+    tune.report({"loss": objective(config)})
+
+
+class TimedSearcher(RMBOSearcher):
+    """RMBOSearcher that accumulates the seconds spent in each Tune-facing method."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.seconds: dict[str, float] = {}
+
+    def _timed(self, name: str, fn, *args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t0
+
+    def suggest(self, trial_id):
+        return self._timed("suggest", super().suggest, trial_id)
+
+    def on_trial_complete(self, trial_id, result=None, error=False):
+        return self._timed("on_trial_complete", super().on_trial_complete, trial_id, result, error)
+
+    def on_trial_result(self, trial_id, result):
+        return self._timed("on_trial_result", super().on_trial_result, trial_id, result)
+
+    def save(self, checkpoint_path):
+        return self._timed("save", super().save, checkpoint_path)
+
+
+def meta_tasks(n_tasks: int, n_obs: int, seed: int) -> list:
+    """Meta-tasks in the same space: the objective plus a random offset per task."""
+    rng = np.random.default_rng(seed)
+    tasks = []
+    for _ in range(n_tasks):
+        cfgs = [
+            {"a": float(a), "b": float(b), "c": int(c)}
+            for a, b, c in zip(
+                rng.random(n_obs),
+                10 ** rng.uniform(-4, 0, n_obs),
+                rng.integers(0, 10, n_obs),
+                strict=True,
+            )
+        ]
+        shift = rng.uniform(-0.2, 0.2)
+        tasks.append((cfgs, [objective(c) + shift * c["a"] for c in cfgs]))
+    return tasks
+
+
+def run(n_trials: int, n_meta: int, seed: int) -> dict:
+    """One Tune run; wall time and seconds inside the searcher."""
+    searcher = TimedSearcher(
+        metric="loss",
+        mode="min",
+        seed=seed,
+        meta_tasks=meta_tasks(n_meta, 40, seed) if n_meta else None,
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        tune.Tuner(
+            trivial,
+            param_space=SPACE,
+            tune_config=tune.TuneConfig(
+                search_alg=searcher,
+                num_samples=n_trials,
+                max_concurrent_trials=2,
+                reuse_actors=True,
+            ),
+            run_config=tune.RunConfig(storage_path=tmp, name="overhead", verbose=0),
+        ).fit()
+        wall = time.perf_counter() - t0
+    return {"wall": wall, "searcher": sum(searcher.seconds.values()), **searcher.seconds}
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Command-line entry point."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--trials", type=int, default=200)
+    p.add_argument("--meta-tasks", type=int, default=20)
+    p.add_argument("--seed", type=int, default=0)
+    a = p.parse_args(argv)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    print(f"searcher overhead: {a.trials} trials, max_concurrent_trials=2, reuse_actors=True")
+    print(
+        "| meta-tasks | wall (s) | in searcher (s) | share | suggest | on_trial_complete | save |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for m in (0, a.meta_tasks):
+        r = run(a.trials, m, a.seed)
+        print(
+            f"| {m} | {r['wall']:.1f} | {r['searcher']:.1f} | {100 * r['searcher'] / r['wall']:.1f}% "
+            f"| {r.get('suggest', 0):.1f} | {r.get('on_trial_complete', 0):.1f} "
+            f"| {r.get('save', 0):.1f} |",
+            flush=True,
+        )
+    ray.shutdown()
+
+
+if __name__ == "__main__":
+    main()
