@@ -118,8 +118,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     print("|---|---|---|---|---|---|---|")
     for m in (0, a.meta_tasks):
         r = run(a.trials, m, a.seed)
+        share = 100 * r["searcher"] / r["wall"]
         print(
-            f"| {m} | {r['wall']:.1f} | {r['searcher']:.1f} | {100 * r['searcher'] / r['wall']:.1f}% "
+            f"| {m} | {r['wall']:.1f} | {r['searcher']:.1f} | {share:.1f}% "
             f"| {r.get('suggest', 0):.1f} | {r.get('on_trial_complete', 0):.1f} "
             f"| {r.get('save', 0):.1f} |",
             flush=True,
