@@ -155,7 +155,7 @@ def fit_hyperparameters(
     n_restarts: int = 3,
     init: GPHyperparameters | None = None,
     noise_floor: float = 1e-6,
-    maxiter: int = 200,
+    maxiter: int = 100,
 ) -> GPHyperparameters:
     """Maximize the log marginal likelihood with multi-start, bounded L-BFGS-B.
 
@@ -168,7 +168,8 @@ def fit_hyperparameters(
     rng : numpy.random.Generator
         Draws the random restarts (log-uniform inside the bounds).
     n_restarts : int
-        Random starts besides ``init`` and the default; 0 gives a warm start only.
+        Random starts besides ``init`` and the default; 0 starts from ``init`` alone (or the
+        default without ``init``): a cheap warm-started refit.
     init : GPHyperparameters, optional
         Warm start, typically the previous optimum.
     noise_floor : float
@@ -182,10 +183,12 @@ def fit_hyperparameters(
     dim = X.shape[1]
     bounds = theta_bounds(dim, noise_floor)
     lo, hi = np.array(bounds).T
-    starts = [GPHyperparameters.default(dim, noise_floor=noise_floor).to_theta()]
-    if init is not None:
-        starts.insert(0, init.to_theta())
-    starts += list(rng.uniform(lo, hi, size=(n_restarts, len(lo))))
+    default = GPHyperparameters.default(dim, noise_floor=noise_floor).to_theta()
+    starts = [default] if init is None else [init.to_theta()]
+    if n_restarts > 0:
+        if init is not None:
+            starts.append(default)
+        starts += list(rng.uniform(lo, hi, size=(n_restarts, len(lo))))
 
     def objective(theta: Array) -> tuple[float, Array]:
         lml, grad = log_marginal_likelihood(theta, X, y, kind)

@@ -6,7 +6,9 @@ Everything is maximization over the unit cube ``[0, 1]^dim``.
 t
     Number of target observations; ``ask`` chooses ``x_{t+1}`` with ``beta_{t+1}``.
 c, a
-    The shared output map ``y -> (y - c) / a`` ("shared" output scaling).
+    Median location and spread of the meta-tasks' outputs: the output map
+    ``y -> (y - c) / a`` of "shared" scaling, also used for the target's first
+    observations under "per-task" scaling.
 M
     Number of meta-tasks, each a GP fitted once (hyperparameters by type-II ML) and fixed.
 """
@@ -169,12 +171,14 @@ class MetaBO:
             else:
                 models.append(ScaledGP.from_hyper(X, y, hyper, kind=opt.kernel))
         self._meta_hypers = [m.hyper for m in models]
-        if opt.output_scaling == "shared" and models:
+        if models:
             self._c = float(np.median([m.loc for m in models]))
             self._a = float(np.median([m.scale for m in models]))
-            models = [m.rescaled(self._c, self._a) for m in models]
         else:
             self._c, self._a = 0.0, 1.0
+        if opt.output_scaling == "shared":
+            models = [m.rescaled(self._c, self._a) for m in models]
+        else:
             models = [m.rescaled(m.loc, m.scale) for m in models]
         self.meta = MetaTaskModels(models)
         self.weight_state = MetaWeightState(
@@ -247,20 +251,28 @@ class MetaBO:
         return self.meta.n_tasks
 
     # ------------------------------------------------------------------ models
+    def _borrows_meta_scale(self) -> bool:
+        # The target's own mean and spread are meaningless for its first few observations,
+        # which cluster near one optimum when the meta-tasks guide the search: standardizing
+        # by them makes the GP overconfident away from the cluster and the gaps uninformative.
+        # Until ``min_fit_observations``, per-task scaling borrows the meta-tasks' scale
+        # (median location and spread), exactly as shared scaling does throughout.
+        if not self.meta.n_tasks:
+            return False
+        return (
+            self.options.output_scaling == "shared"
+            or len(self._y) < self.options.min_fit_observations
+        )
+
     def _target_y(self) -> Array:
         y = self.y
-        if self.options.output_scaling == "per-task":
-            loc, scale = standardization(y)
-            return (y - loc) / scale
-        return (y - self._c) / self._a
+        if self._borrows_meta_scale():
+            return (y - self._c) / self._a
+        loc, scale = standardization(y)
+        return (y - loc) / scale
 
     def _target_standardization(self, yc: Array) -> tuple[float, float]:
-        # With shared scaling the meta-tasks fixed the scale: the target GP's prior is
-        # theirs (mean 0, unit scale). Standardizing by the target's own spread would make
-        # the GP overconfident away from a cluster of observations near one optimum.
-        if self.options.output_scaling == "shared" and self.meta.n_tasks:
-            return 0.0, 1.0
-        return standardization(yc)
+        return (0.0, 1.0) if self._borrows_meta_scale() else standardization(yc)
 
     def _target_model(self) -> ScaledGP:
         if self._target_cache is None:
@@ -276,11 +288,15 @@ class MetaBO:
         t = len(self._y)
         self._target_cache = None
         opt = self.options
-        if t < opt.min_fit_observations:
+        # Refit after every observation early on, then every ~10% more observations, with
+        # random restarts at doubling sizes: the fit costs O(t^3) per likelihood evaluation,
+        # so refitting all the time would dominate a long search.
+        if t < opt.min_fit_observations or (t > 20 and t % max(2, t // 10)):
             return
         yc = self._target_y()
         loc, scale = self._target_standardization(yc)
-        full = t <= 10 or t % 10 == 0
+        tens = t // 10
+        full = t == opt.min_fit_observations or (t % 10 == 0 and tens & (tens - 1) == 0)
         self._target_hyper = fit_hyperparameters(
             self.X,
             (yc - loc) / scale,
