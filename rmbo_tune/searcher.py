@@ -31,12 +31,18 @@ class _MetaSource:
     """A meta-task kept compactly until the search space is known: its name, configs as
     columns (numpy arrays where numeric) and values in the target's mode."""
 
-    def __init__(self, name: str, configs: Sequence[Mapping], values: Sequence[float]) -> None:
+    def __init__(
+        self,
+        name: str,
+        configs: Sequence[Mapping],
+        values: Sequence[float],
+        mode: str | None = None,
+    ) -> None:
         if len(configs) != len(values):
             raise ValueError(
                 f"meta-task {name!r}: {len(configs)} configs but {len(values)} values"
             )
-        self.name = name
+        self.name, self.mode = name, mode  # mode None: the target's
         flat = [flatten(c) for c in configs]
         self.n = len(flat)
         self.columns: dict[tuple, Any] = {}
@@ -84,9 +90,19 @@ class RMBOSearcher(Searcher):
     metric, mode : str, optional
         Objective and direction ("min" or "max"); may come from ``TuneConfig`` instead.
     meta_tasks : optional
-        Results of earlier tasks: a sequence of ``(configs, values)`` pairs (configs as dicts
-        in this search space, values of the same metric and mode), or a dict mapping names
-        to such pairs.
+        Results of earlier tasks. One source or a list of them, or a dict naming them; a
+        source is a Tune experiment directory, a glob (``"~/ray_results/cnn_*"``), a storage
+        URI (``"s3://bucket/runs/exp"``), a directory of experiments, a
+        ``tune.ResultGrid``/``tune.ExperimentAnalysis``, a DataFrame or CSV file (see
+        :func:`rmbo_tune.meta_tasks.load_meta_tasks`), a :class:`~rmbo_tune.meta_tasks.MetaTask`,
+        or a ``(configs, values)`` pair with values of the target's metric and mode. Paths are
+        read (JSON only, never pickles) when the search starts, with the target's metric and
+        mode; configs outside the search space are dropped.
+    meta_scope : {"best", "last"}
+        A meta-task trial's value: its best reported value, or its last.
+    meta_metric_map : dict, optional
+        Metrics meta-tasks recorded under another name or in other units, e.g.
+        ``{"neg_loss": -1}`` (see :func:`~rmbo_tune.meta_tasks.load_meta_tasks`).
     method : {"rm-gp-ucb", "rm-gp-ts", "gp-ucb", "rgpe", "taf", "random"}
     points_to_evaluate : list of dict, optional
         Configs to run first (missing keys take the middle of their range).
@@ -114,6 +130,8 @@ class RMBOSearcher(Searcher):
         points_to_evaluate: Sequence[Mapping[str, Any]] | None = None,
         evaluated_rewards: Sequence[float] | None = None,
         seed: int | None = None,
+        meta_scope: str = "best",
+        meta_metric_map: Mapping[str, Any] | None = None,
         **options: Any,
     ) -> None:
         if mode not in (None, "min", "max"):
@@ -128,7 +146,11 @@ class RMBOSearcher(Searcher):
         self._space: SearchSpace | None = None
         if space:
             self._space = SearchSpace.from_tune(space)
-        self._meta_sources = _normalize_meta_tasks(meta_tasks)
+        if meta_scope not in ("best", "last"):
+            raise ValueError(f"meta_scope must be 'best' or 'last', got {meta_scope!r}")
+        self._meta_sources, self._meta_deferred = _split_meta_tasks(meta_tasks)
+        self._meta_load_options = {"scope": meta_scope, "metric_map": meta_metric_map}
+        self._task_names: list[str] = []
         self._points = [dict(p) for p in points_to_evaluate or []]
         if evaluated_rewards is not None:
             if len(evaluated_rewards) != len(self._points):
@@ -253,6 +275,7 @@ class RMBOSearcher(Searcher):
             "history": self._history,
             "counts": self.counts,
             "max_concurrent": self._max_concurrent,
+            "task_names": self._task_names,
         }
         with open(checkpoint_path, "w") as fh:
             json.dump(state, fh)
@@ -292,6 +315,7 @@ class RMBOSearcher(Searcher):
         self._history = state["history"]
         self.counts.update(state["counts"])
         self._max_concurrent = self._max_concurrent or state["max_concurrent"]
+        self._task_names = list(state["task_names"])
         if state["engine"] is not None:
             assert self._space is not None
             self._engine = MetaBO.from_state_dict(state["engine"], project=self._space.project)
@@ -335,11 +359,19 @@ class RMBOSearcher(Searcher):
                 "to tune.run), or space= to RMBOSearcher, with at least one tune domain"
             )
         space = self._space
-        meta = []
-        for src in self._meta_sources:
+        meta, names = [], []
+        for src in self._meta_sources + self._load_deferred():
             X, y = self._encode_meta(src)
             if len(X):
-                meta.append((X, self._sign * y))
+                sign = self._sign if src.mode is None else (1.0 if src.mode == "max" else -1.0)
+                meta.append((X, sign * y))
+                names.append(src.name)
+            else:
+                logger.warning(
+                    "RMBOSearcher: meta-task %r has no config in the search space; it is ignored",
+                    src.name,
+                )
+        self._task_names = names
         self._engine = MetaBO(
             space.dim, meta, self._method, seed=self._seed, project=space.project, **self._options
         )
@@ -348,6 +380,28 @@ class RMBOSearcher(Searcher):
                 self._engine.tell(self._encode_point(point), self._sign * reward)
             self._points, self._rewards = [], None
         return self._engine
+
+    def _load_deferred(self) -> list[_MetaSource]:
+        if not self._meta_deferred:
+            return []
+        from rmbo_tune.meta_tasks import load_meta_tasks
+
+        named = any(name is not None for name, _ in self._meta_deferred)
+        sources: Any = (
+            {name or f"source_{i}": src for i, (name, src) in enumerate(self._meta_deferred)}
+            if named
+            else [src for _, src in self._meta_deferred]
+        )
+        tasks = load_meta_tasks(
+            sources,
+            self._metric,
+            self._mode,
+            space=self._space,
+            **self._meta_load_options,
+        )
+        for task in tasks:
+            logger.info("RMBOSearcher meta-task %s", task.report.summary())
+        return [_MetaSource(t.name, t.configs, t.values, t.mode) for t in tasks]
 
     @property
     def _sign(self) -> float:
@@ -396,7 +450,7 @@ class RMBOSearcher(Searcher):
         return self._sign * v
 
     def _meta_names(self) -> list[str]:
-        return [s.name for s in self._meta_sources]
+        return self._task_names
 
     def _named(self, record: dict) -> dict:
         names = self._meta_names()
@@ -407,28 +461,54 @@ class RMBOSearcher(Searcher):
         return record
 
 
-def _normalize_meta_tasks(meta_tasks: Any) -> list[_MetaSource]:
+def _split_meta_tasks(meta_tasks: Any) -> tuple[list[_MetaSource], list[tuple[str | None, Any]]]:
+    """In-memory tasks become compact sources now; paths, URIs, result objects and frames are
+    loaded when the search starts (they need the target's metric, mode and space)."""
     if meta_tasks is None:
-        return []
+        return [], []
     if isinstance(meta_tasks, Mapping):
-        items = list(meta_tasks.items())
-    elif isinstance(meta_tasks, Sequence) and not isinstance(meta_tasks, str):
-        items = [(f"task_{i}", t) for i, t in enumerate(meta_tasks)]
+        items = [(str(k), v) for k, v in meta_tasks.items()]
+    elif isinstance(meta_tasks, list | tuple) and not _is_pair(meta_tasks):
+        items = [(None, t) for t in meta_tasks]
     else:
-        raise TypeError(
-            "meta_tasks must be a list of (configs, values) pairs or a dict of them, got "
-            f"{type(meta_tasks).__name__}"
-        )
-    out = []
-    for name, task in items:
-        try:
+        items = [(None, meta_tasks)]
+    ready: list[_MetaSource] = []
+    deferred: list[tuple[str | None, Any]] = []
+    for i, (name, task) in enumerate(items):
+        if _is_pair(task):
             configs, values = task
-        except (TypeError, ValueError):
-            raise TypeError(f"meta-task {name!r} must be a (configs, values) pair") from None
-        if len(configs) == 0:
-            raise ValueError(f"meta-task {name!r} is empty")
-        out.append(_MetaSource(str(name), list(configs), list(values)))
-    return out
+            if len(configs) == 0:
+                raise ValueError(f"meta-task {name or i!r} is empty")
+            ready.append(_MetaSource(name or f"task_{i}", list(configs), list(values)))
+        elif hasattr(task, "configs") and hasattr(task, "values") and hasattr(task, "mode"):
+            ready.append(_MetaSource(name or task.name, task.configs, task.values, task.mode))
+        else:
+            if isinstance(task, str | os.PathLike):
+                _check_path(os.fspath(task))
+            deferred.append((name, task))
+    return ready, deferred
+
+
+def _is_pair(obj: Any) -> bool:
+    return (
+        isinstance(obj, list | tuple)
+        and len(obj) == 2
+        and isinstance(obj[0], list | tuple)
+        and (len(obj[0]) == 0 or isinstance(obj[0][0], Mapping))
+    )
+
+
+def _check_path(path: str) -> None:
+    if "://" in path:
+        return  # storage URIs are checked when loaded
+    import glob
+
+    expanded = os.path.expanduser(path)
+    if glob.has_magic(expanded):
+        if not glob.glob(expanded):
+            raise FileNotFoundError(f"meta_tasks: no path matches the glob {path!r}")
+    elif not os.path.exists(expanded):
+        raise FileNotFoundError(f"meta_tasks: no such file or directory: {path!r}")
 
 
 def _has_domain(value: Any) -> bool:

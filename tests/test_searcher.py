@@ -315,3 +315,32 @@ def test_save_restore_round_trip_without_a_constructor_space(tmp_path):
     fresh.on_trial_complete("pending", {"v": 10.0})  # never twice
     assert fresh.engine.X.shape == (4, 3)
     assert not math.isnan(fresh.engine.y[-1])
+
+
+def _shifted(shift):
+    def trainable(config):
+        tune.report({"loss": (config["x"] - 0.3 - shift) ** 2 + (config["y"] - 0.7) ** 2})
+
+    return trainable
+
+
+def test_warm_start_from_earlier_experiments_given_by_glob(tmp_path):
+    prior = tmp_path / "prior"
+    for name, shift in [("src_close", 0.02), ("src_far", -0.25)]:
+        tune.Tuner(
+            _shifted(shift),
+            param_space=SPACE,
+            tune_config=tune.TuneConfig(num_samples=10, reuse_actors=True),
+            run_config=tune.RunConfig(storage_path=str(prior), name=name, verbose=0),
+        ).fit()
+    searcher = RMBOSearcher(metric="loss", mode="min", meta_tasks=str(prior / "src_*"), seed=0)
+    results = _tuner(quadratic, searcher, tmp_path / "target", num_samples=5).fit()
+    assert len(results) == 5 and not results.errors
+    assert searcher.engine.n_meta_tasks == 2
+    assert set(searcher.history[-1]["weights"]) == {"src_close", "src_far"}
+    # Warm-started: the best of 5 trials is close to the optimum (0.3, 0.7).
+    assert min(r.metrics["loss"] for r in results) < 0.02
+    with pytest.raises(FileNotFoundError, match="no path matches the glob"):
+        RMBOSearcher(meta_tasks=str(prior / "nothing_*"))
+    with pytest.raises(FileNotFoundError, match="no such file or directory"):
+        RMBOSearcher(meta_tasks=str(tmp_path / "missing"))

@@ -1,0 +1,482 @@
+"""load_meta_tasks: sources -> MetaTask objects in the target metric's units."""
+
+from __future__ import annotations
+
+import copy
+import math
+import numbers
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow.fs as pafs
+
+from rmbo_tune.meta_tasks import _storage as st
+from rmbo_tune.meta_tasks._align import Aligner
+from rmbo_tune.meta_tasks._records import (
+    read_csv,
+    records_from_analysis,
+    records_from_frame,
+    records_from_result_grid,
+)
+from rmbo_tune.meta_tasks._report import LoadReport, MetaTask
+
+# Keys Tune adds to every result: not offered as "metrics found" in error messages.
+_BOOKKEEPING = frozenset(
+    "done training_iteration timestamp time_this_iter_s time_total_s time_since_restore "
+    "iterations_since_restore pid date hostname node_ip trial_id experiment_tag "
+    "checkpoint_dir_name experiment_id timesteps_total episodes_total timesteps_since_restore "
+    "logdir should_checkpoint".split()
+)
+
+
+class _Candidate:
+    """A metric name to read and its affine map to the target: ``scale * x + offset``."""
+
+    def __init__(self, name: str, scale: float = 1.0, offset: float = 0.0) -> None:
+        self.name, self.scale, self.offset = name, scale, offset
+
+    def __call__(self, x: float) -> float:
+        return self.scale * x + self.offset
+
+    def describe(self) -> str:
+        if (self.scale, self.offset) == (1.0, 0.0):
+            return self.name
+        text = self.name if self.scale == 1.0 else f"{self.scale:g} * {self.name}"
+        return text + (f" + {self.offset:g}" if self.offset else "")
+
+
+def _candidates(metric: str, metric_map: Mapping | None) -> list[_Candidate]:
+    if metric_map is None:
+        return [_Candidate(metric)]
+    if not isinstance(metric_map, Mapping):
+        raise TypeError(f"metric_map must be a dict, got {type(metric_map).__name__}")
+    out = {}
+    for name, spec in metric_map.items():
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"metric_map keys must be metric names, got {name!r}")
+        if spec is None:
+            scale, offset = 1.0, 0.0
+        elif isinstance(spec, numbers.Real) and not isinstance(spec, bool):
+            scale, offset = float(spec), 0.0
+        elif (
+            isinstance(spec, tuple | list)
+            and len(spec) == 2
+            and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in spec)
+        ):
+            scale, offset = float(spec[0]), float(spec[1])
+        else:
+            raise TypeError(
+                f"metric_map[{name!r}] must be None, a scale or a (scale, offset) pair of "
+                f"numbers, got {spec!r}"
+            )
+        if not (math.isfinite(scale) and math.isfinite(offset)) or scale == 0.0:
+            raise ValueError(
+                f"metric_map[{name!r}] needs a finite non-zero scale and a finite offset, "
+                f"got {spec!r}"
+            )
+        out[name] = _Candidate(name, scale, offset)
+    first = out.pop(metric, _Candidate(metric))
+    return [first, *out.values()]
+
+
+def _is_num(x: Any) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+def _get(result: Mapping, name: str) -> Any:
+    if name in result:
+        return result[name]
+    node: Any = result
+    for part in name.split("/"):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def _keys(result: Mapping, prefix: str = "") -> list[str]:
+    out = []
+    for k, v in result.items():
+        if isinstance(v, Mapping) and v:
+            if k != "config":
+                out += _keys(v, f"{prefix}{k}/")
+        else:
+            out.append(f"{prefix}{k}")
+    return out
+
+
+class _Context:
+    def __init__(self, metric, mode, scope, candidates, aligner, filesystem) -> None:
+        self.metric, self.mode, self.scope = metric, mode, scope
+        self.candidates, self.aligner, self.filesystem = candidates, aligner, filesystem
+
+    def best(self, values: Sequence[float]) -> float:
+        return max(values) if self.mode == "max" else min(values)
+
+
+def _final(v: float, report: LoadReport) -> float | None:
+    if math.isnan(v):
+        report.drop("nan")
+    elif math.isinf(v):
+        report.drop("inf")
+    else:
+        return v
+    return None
+
+
+def _reduce(
+    rec: st.TrialRecord, cand: _Candidate, ctx: _Context, report: LoadReport
+) -> float | None:
+    """One trial -> its value in the target's units under ctx.scope (None: dropped)."""
+    if rec.errored:
+        report.drop("errored")
+        return None
+    s = rec.summary.get(cand.name) if rec.summary else None
+    if rec.summary and s is None:  # Tune summarizes every numeric metric reported
+        report.drop("missing_metric")
+        return None
+    if isinstance(s, Mapping) and _is_num(s.get("last")):
+        if ctx.scope == "last":
+            return _final(cand(float(s["last"])), report)
+        # Tune's running max/min restart after a NaN; a finite running mean says none occurred.
+        if all(_is_num(s.get(k)) and math.isfinite(s[k]) for k in ("max", "min", "avg")):
+            return ctx.best([cand(float(s["max"])), cand(float(s["min"]))])
+    elif ctx.scope == "last" and rec.last_result and _is_num(_get(rec.last_result, cand.name)):
+        return _final(cand(float(_get(rec.last_result, cand.name))), report)
+    rows = rec.rows()
+    if rec.truncated:
+        report.note("truncated_result")
+    if rec.bad_lines:
+        report.note("unreadable_result_lines", rec.bad_lines)
+    vals = [float(x) for row in rows if _is_num(x := _get(row, cand.name))]
+    if not vals and isinstance(s, Mapping) and _is_num(s.get("last")):
+        # No result file to check against: trust the summary's extremes if finite.
+        ends = [float(s[k]) for k in ("max", "min") if _is_num(s.get(k))]
+        vals = [v for v in ends if math.isfinite(v)] or [float(s["last"])]
+    if not vals:
+        if not rows and rec.truncated:
+            report.drop("truncated_result")
+        elif not rows and not rec.summary and not _reported(rec.last_result):
+            report.drop("no_results")
+        else:
+            report.drop("missing_metric")
+        return None
+    if ctx.scope == "last":
+        return _final(cand(vals[-1]), report)
+    finite = [cand(v) for v in vals if math.isfinite(v)]
+    if not finite:
+        return _final(cand(vals[-1]) if any(math.isinf(v) for v in vals) else math.nan, report)
+    return ctx.best(finite)
+
+
+def _reported(result: Mapping | None) -> bool:
+    """Whether a last result holds anything but Tune's bookkeeping."""
+    return bool(result) and any(k not in _BOOKKEEPING and k != "config" for k in result)
+
+
+def _has(rec: st.TrialRecord, name: str) -> bool:
+    if rec.summary is not None:
+        return name in rec.summary
+    if rec.last_result and _get(rec.last_result, name) is not None:
+        return True
+    return any(_get(row, name) is not None for row in rec.rows())
+
+
+def _pick(ctx: _Context, records: list[st.TrialRecord], source: str) -> _Candidate:
+    for cand in ctx.candidates:
+        if any(_has(r, cand.name) for r in records):
+            return cand
+    found: set[str] = set()
+    for r in records:
+        if r.summary:
+            found.update(r.summary)
+        for res in ([r.last_result] if r.last_result else []) + (r._rows or [])[:1]:
+            found.update(_keys(res))
+    found = {k for k in found if k not in _BOOKKEEPING and not k.startswith("config/")}
+    names = ", ".join(repr(c.name) for c in ctx.candidates)
+    raise ValueError(
+        f"metric {names} not found in {source}; metrics found: "
+        f"{', '.join(sorted(found)) or '(none)'}. Map one of them to {ctx.metric!r} with "
+        f"metric_map={{name: (scale, offset)}}"
+    )
+
+
+def _finish(
+    ctx: _Context, name: str, configs: list, values: list, source: str, report: LoadReport
+) -> MetaTask:
+    if ctx.aligner is not None:
+        configs, values = ctx.aligner(configs, values, report)
+    report.used = len(values)
+    if not values:
+        raise ValueError(
+            f"no usable trial in {source}: {report.found} found; dropped "
+            f"{report.summary().partition('dropped ')[2] or 'none'}"
+        )
+    report.value_min, report.value_max = min(values), max(values)
+    return MetaTask(
+        name, list(configs), [float(v) for v in values], ctx.metric, ctx.mode, source, report
+    )
+
+
+def _from_records(
+    ctx: _Context, records: list[st.TrialRecord], name: str, report: LoadReport
+) -> MetaTask:
+    source = report.source
+    report.found = len(records)
+    if not records:
+        raise ValueError(f"no trials in {source}")
+    if all(r.errored for r in records):
+        raise ValueError(f"every trial errored in {source} ({len(records)} trials)")
+    cand = _pick(ctx, records, source)
+    report.metric_read = cand.describe()
+    configs, values = [], []
+    for rec in records:
+        v = _reduce(rec, cand, ctx, report)
+        if v is None:
+            continue
+        if rec.config is None:
+            report.drop("missing_config")
+            continue
+        configs.append(rec.config)
+        values.append(v)
+    return _finish(ctx, name, configs, values, source, report)
+
+
+# --- in-memory sources --------------------------------------------------------------------
+
+
+def _from_pair(ctx: _Context, pair: Sequence, name: str) -> MetaTask:
+    configs, values = pair
+    configs, values = list(configs), [v for v in values]
+    if len(configs) != len(values):
+        raise ValueError(f"meta-task {name!r}: {len(configs)} configs but {len(values)} values")
+    report = LoadReport("(configs, values) pair", reader="pairs", metric_read=ctx.metric)
+    report.found = len(configs)
+    if not configs:
+        raise ValueError(f"meta-task {name!r} is empty")
+    keep_c, keep_v = [], []
+    for c, v in zip(configs, values, strict=True):
+        if not isinstance(c, Mapping):
+            raise TypeError(f"meta-task {name!r}: configs must be dicts, got {c!r}")
+        if not _is_num(v):
+            raise TypeError(f"meta-task {name!r}: values must be numbers, got {v!r}")
+        if _final(float(v), report) is not None:
+            keep_c.append(dict(c))
+            keep_v.append(float(v))
+    return _finish(ctx, name, keep_c, keep_v, report.source, report)
+
+
+def _from_metatask(ctx: _Context, task: MetaTask) -> MetaTask:
+    report = copy.deepcopy(task.report)
+    report.note("realigned")
+    cand = next((c for c in ctx.candidates if c.name == task.metric), None)
+    if cand is None:
+        raise ValueError(
+            f"MetaTask {task.name!r} holds {task.metric!r}, not {ctx.metric!r}; map it with "
+            f"metric_map={{{task.metric!r}: (scale, offset)}}"
+        )
+    if cand.name != ctx.metric:
+        report.metric_read = f"{cand.describe()} (from {report.metric_read or task.metric})"
+    # The task's values are finite, and they are the only observations: drops so far stay.
+    report.used = 0
+    values = [cand(v) for v in task.values]
+    return _finish(ctx, task.name, list(task.configs), values, task.source, report)
+
+
+# --- dispatch ----------------------------------------------------------------------------------
+
+
+def _is_pair(x: Any) -> bool:
+    return (
+        isinstance(x, tuple | list)
+        and len(x) == 2
+        and isinstance(x[0], list | tuple)
+        and all(isinstance(c, Mapping) for c in x[0])
+        and not isinstance(x[1], str | bytes | Mapping)
+        and hasattr(x[1], "__len__")
+        and (len(x[0]) > 0 or len(x[1]) == 0)
+    )
+
+
+def _instance(obj: Any, module: str, name: str) -> bool:
+    mod = sys.modules.get(module)  # not imported: obj cannot be one
+    return mod is not None and isinstance(obj, getattr(mod, name))
+
+
+def _normalize(sources: Any) -> list[tuple[str | None, Any]]:
+    if sources is None:
+        raise TypeError("sources must not be None")
+    if isinstance(sources, Mapping):
+        return [(str(k), v) for k, v in sources.items()]
+    if _is_pair(sources) or isinstance(sources, str | os.PathLike):
+        return [(None, sources)]
+    if isinstance(sources, list | tuple):
+        return [(None, s) for s in sources]
+    return [(None, sources)]
+
+
+def _load_one(ctx: _Context, src: Any, name: str | None, index: int) -> list[MetaTask]:
+    if isinstance(src, MetaTask):
+        task = _from_metatask(ctx, src)
+        task.name = name or task.name
+        return [task]
+    if _is_pair(src):
+        return [_from_pair(ctx, src, name or f"task_{index}")]
+    if isinstance(src, str | os.PathLike):
+        return _load_path(ctx, src, name)
+    if _instance(src, "pandas", "DataFrame"):
+        report = LoadReport("DataFrame", reader="DataFrame")
+        records = records_from_frame(src, "DataFrame")
+        return [_from_records(ctx, records, name or f"task_{index}", report)]
+    if _instance(src, "ray.tune", "ResultGrid"):
+        path = str(src.experiment_path)
+        report = LoadReport(path, reader="ResultGrid")
+        records = records_from_result_grid(src)
+        return [_from_records(ctx, records, name or os.path.basename(path.rstrip("/")), report)]
+    if _instance(src, "ray.tune", "ExperimentAnalysis"):
+        path = str(src.experiment_path)
+        report = LoadReport(path, reader="ExperimentAnalysis")
+        records = records_from_analysis(src)
+        return [_from_records(ctx, records, name or os.path.basename(path.rstrip("/")), report)]
+    raise TypeError(
+        "a meta-task source must be a path, glob or URI, an ExperimentAnalysis, a ResultGrid, "
+        f"a pandas DataFrame, a MetaTask or a (configs, values) pair; got {type(src).__name__}"
+    )
+
+
+def _load_path(ctx: _Context, src: Any, name: str | None) -> list[MetaTask]:
+    out = []
+    for loc in st.resolve(src, ctx.filesystem):
+        if st.is_file(loc):
+            if not loc.path.lower().endswith(".csv"):
+                raise ValueError(
+                    f"{loc.display} is a file but not a CSV; pass a Tune experiment directory, "
+                    "a directory of experiments or a CSV file"
+                )
+            report = LoadReport(loc.display, reader="CSV")
+            records = records_from_frame(read_csv(loc), loc.display)
+            out.append(_from_records(ctx, records, loc.name.rsplit(".", 1)[0], report))
+            continue
+        for exp in st.find_experiments(loc):
+            report = LoadReport(exp.loc.display)
+            records, report.reader = st.read_experiment(exp, report.notes)
+            out.append(_from_records(ctx, records, exp.loc.name, report))
+    if name is not None:
+        for task in out:
+            task.name = name if len(out) == 1 else f"{name}/{task.name}"
+    return out
+
+
+def load_meta_tasks(
+    sources: Any,
+    metric: str,
+    mode: str,
+    *,
+    scope: str = "best",
+    metric_map: Mapping[str, Any] | None = None,
+    space: Any = None,
+    out_of_space: str = "drop",
+    filesystem: pafs.FileSystem | None = None,
+) -> list[MetaTask]:
+    """Load earlier tuning runs as meta-tasks, in the target metric's units.
+
+    Parameters
+    ----------
+    sources : source or list of sources or dict of name to source
+        Each source is one of: a Tune experiment directory (local path or URI such as
+        ``file:///...`` or ``s3://bucket/prefix``); a glob (``"~/ray_results/exp_*"``; globs
+        work in URIs too); a directory holding several experiment directories (one task
+        each); a CSV file; a ``tune.ExperimentAnalysis``; a ``tune.ResultGrid``; a pandas
+        DataFrame with ``config/<key>`` columns and the metric (one row per trial, or one
+        row per iteration with a ``trial_id`` column); a :class:`MetaTask` (aligned again);
+        a ``(configs, values)`` pair (values already in the target's units). A dict names
+        its sources (a source that expands to several tasks names them ``name/<dir>``).
+    metric : str
+        The target metric; nested metrics as ``"a/b"``.
+    mode : {"min", "max"}
+        The target's direction: which value of a trial is best, and the ``mode`` of the
+        returned tasks.
+    scope : {"best", "last"}, default="best"
+        A trial's value: its best value over the iterations it reported, or the last one.
+        Non-finite iterations are skipped by "best"; a non-finite last value drops the trial.
+    metric_map : dict, optional
+        Metrics that meta-tasks recorded under another name or in other units, mapped to the
+        target by ``target = scale * recorded + offset``: ``{name: None}`` (same units),
+        ``{name: scale}`` or ``{name: (scale, offset)}``. A negative scale turns a maximized
+        metric into a minimized one: ``{"neg_loss": -1}``, or ``{"accuracy": (-1, 1)}`` for an
+        error target. Per task, ``metric`` is used when recorded, else the first key of
+        ``metric_map`` that is. A ``MetaTask`` holding a mapped metric is mapped the same way.
+    space : dict or SearchSpace, optional
+        The current search space (a Tune ``param_space`` or a
+        :class:`~rmbo_tune.space.SearchSpace`). Without it every config is kept as is.
+        With it, configs missing a searched key or with an unknown category or a value of
+        the wrong type are dropped; out-of-bounds numbers are dropped or clipped as
+        ``out_of_space`` says; keys the space does not know are ignored (and reported).
+    out_of_space : {"drop", "clip"}, default="drop"
+        What to do with numbers outside the space's bounds.
+    filesystem : pyarrow.fs.FileSystem, optional
+        Read every path source through this filesystem (e.g. an ``S3FileSystem`` with
+        ``endpoint_override``); a URI scheme on the path is then ignored. By default local
+        paths use the local filesystem and URIs ``pyarrow.fs.FileSystem.from_uri``.
+
+    Returns
+    -------
+    list of MetaTask
+        One per experiment (or other source), each with its :class:`LoadReport`.
+
+    Raises
+    ------
+    FileNotFoundError
+        A path or glob that names nothing.
+    ValueError
+        A directory without experiments, a metric that no trial recorded (the message lists
+        the metrics found), an experiment whose trials all errored or none of which is
+        usable, or a bad argument.
+    TypeError
+        A source of an unknown type.
+
+    Notes
+    -----
+    Only JSON and CSV files are read; pickles Tune leaves in experiment directories are never
+    opened. The ``experiment_state-*.json`` file's per-trial metric summaries give "last"
+    and (when no NaN was reported) "best" values without reading ``result.json``; without a
+    readable state file, each trial's ``params.json`` and ``result.json`` (or
+    ``progress.csv``) are read. A truncated last line of ``result.json`` is skipped and
+    counted. Trials that errored are dropped. DataFrames and CSV files carry no error status
+    unless they have a ``status`` column ("ERROR" rows are dropped); their empty (NaN) config
+    cells count as missing keys, and NaN metric cells as NaN values.
+
+    Examples
+    --------
+    >>> tasks = load_meta_tasks("~/ray_results/exp_*", metric="val_loss", mode="min")
+    >>> tasks = load_meta_tasks(
+    ...     "s3://bucket/runs/", "val_error", "min", metric_map={"val_acc": (-1, 1)}
+    ... )
+    >>> print(format_report(tasks))  # doctest: +SKIP
+    """
+    if not isinstance(metric, str) or not metric:
+        raise TypeError(f"metric must be a non-empty str, got {metric!r}")
+    for arg, value, allowed in (
+        ("mode", mode, ("min", "max")),
+        ("scope", scope, ("best", "last")),
+        ("out_of_space", out_of_space, ("drop", "clip")),
+    ):
+        if value not in allowed:
+            raise ValueError(f"{arg} must be one of {allowed}, got {value!r}")
+    if filesystem is not None and not isinstance(filesystem, pafs.FileSystem):
+        raise TypeError(
+            f"filesystem must be a pyarrow.fs.FileSystem, got {type(filesystem).__name__}"
+        )
+    aligner = Aligner(space, out_of_space) if space is not None else None
+    ctx = _Context(metric, mode, scope, _candidates(metric, metric_map), aligner, filesystem)
+    tasks: list[MetaTask] = []
+    for index, (name, src) in enumerate(_normalize(sources)):
+        tasks.extend(_load_one(ctx, src, name, index))
+    seen: dict[str, int] = {}
+    for task in tasks:
+        seen[task.name] = seen.get(task.name, 0) + 1
+        if seen[task.name] > 1:
+            task.name = f"{task.name}#{seen[task.name]}"
+    return tasks
