@@ -194,15 +194,27 @@ class Penalized:
     (Gonzalez et al. 2016), additive so that it works for acquisitions of any sign.
     """
 
-    def __init__(self, base: Acquisition, centers: Array, rho: Array, height: float) -> None:
+    def __init__(
+        self,
+        base: Acquisition,
+        centers: Array,
+        rho: Array,
+        height: float,
+        base_fixed_values: Array | None = None,
+    ) -> None:
         self.base, self.centers, self.rho, self.height = base, centers, rho, height
+        self.base_fixed_values = base_fixed_values  # the base at the fixed set, if known
 
     def _bumps(self, X: Array) -> Array:
         z = (X[:, None, :] - self.centers[None, :, :]) / self.rho
         return np.exp(-0.5 * np.einsum("npd,npd->np", z, z))
 
     def values(self, X: Array, fixed: bool = False) -> Array:
-        return self.base.values(X, fixed) - self.height * self._bumps(X).sum(1)
+        if fixed and self.base_fixed_values is not None:
+            base = self.base_fixed_values
+        else:
+            base = self.base.values(X, fixed)
+        return base - self.height * self._bumps(X).sum(1)
 
     def value_and_grad(self, x: Array) -> tuple[float, Array]:
         val, grad = self.base.value_and_grad(x)

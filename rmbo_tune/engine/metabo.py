@@ -517,7 +517,7 @@ class MetaBO:
         finite = base[np.isfinite(base)]
         height = float(finite.max() - finite.min()) if finite.size else 1.0
         rho = np.clip(0.5 * self._target_hyper.lengthscales, 0.01, 0.1)
-        return acq.Penalized(acquisition, self.pending, rho, max(height, 1e-9))
+        return acq.Penalized(acquisition, self.pending, rho, max(height, 1e-9), base)
 
     def _maximize(
         self, acquisition: acq.Acquisition, exclude: Array, record: dict

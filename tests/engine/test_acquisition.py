@@ -110,3 +110,12 @@ def test_weighted_meta_sample_is_the_weighted_sum_of_task_samples(rng):
     np.testing.assert_allclose(
         acq.WeightedMetaSample(posts, ws, weights, None).values(X), expected, atol=1e-12
     )
+
+
+def test_penalty_reuses_known_fixed_values(rng):
+    X = rng.random((5, 2))
+    base = acq.UCB(FakeModel(), 1.0)
+    known = base.values(X)
+    pen = acq.Penalized(base, X[:1], np.array([1e-3, 1e-3]), 2.0, known + 100.0)
+    np.testing.assert_allclose(pen.values(X, fixed=True)[1:], known[1:] + 100.0, atol=1e-6)
+    np.testing.assert_allclose(pen.values(X)[1:], known[1:], atol=1e-6)
