@@ -76,6 +76,15 @@ class MetaCache:
     sigma: Array  # (M, n_fixed)
 
 
+def meta_predictions(
+    meta: MetaModels, cache: MetaCache | None, X: Array, fixed: bool
+) -> tuple[Array, Array]:
+    """Meta-task means and stds (M, n) at ``X``: from the cache when ``X`` is the fixed set."""
+    if fixed and cache is not None:
+        return cache.mu, cache.sigma
+    return meta.predict(X)
+
+
 class UCB:
     """GP-UCB on the target GP: ``mu_t + beta sigma_t`` (Srinivas et al. 2010)."""
 
@@ -110,10 +119,7 @@ class RMUCB:
     def values(self, X: Array, fixed: bool = False) -> Array:
         out = (1.0 - self.nu) * self.ucb.values(X)
         if self.nu > 0.0:
-            if fixed and self.cache is not None:
-                mu, sigma = self.cache.mu, self.cache.sigma
-            else:
-                mu, sigma = self.meta.predict(X)
+            mu, sigma = meta_predictions(self.meta, self.cache, X, fixed)
             out += self.nu * (self.weights @ (mu + self.tau * sigma))
         return out
 

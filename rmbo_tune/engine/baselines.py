@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
-from rmbo_tune.engine.acquisition import MetaCache, MetaModels, Model
+from rmbo_tune.engine.acquisition import MetaCache, MetaModels, Model, meta_predictions
 from rmbo_tune.engine.gp import GaussianProcess, safe_cholesky
 
 Array = NDArray[np.float64]
@@ -96,10 +96,7 @@ class RGPE:
         mu_t, s_t = self.target.predict(X)
         mean, var = self.wt * mu_t, (self.wt * s_t) ** 2
         if self.used.any():
-            if fixed and self.cache is not None:
-                mu, s = self.cache.mu, self.cache.sigma
-            else:
-                mu, s = self.meta.predict(X)
+            mu, s = meta_predictions(self.meta, self.cache, X, fixed)
             mean = mean + self.w @ mu
             var = var + (self.w**2) @ (s**2)
         return mean + self.beta * np.sqrt(var)
@@ -158,7 +155,7 @@ class TAF:
             ei, _, _ = expected_improvement(*self.target.predict(X), self.best_y)
             out += self.wt * ei
         if self.w.any():
-            mu = self.cache.mu if fixed and self.cache is not None else self.meta.predict(X)[0]
+            mu = meta_predictions(self.meta, self.cache, X, fixed)[0]
             out += self.w @ np.maximum(mu - self.inc[:, None], 0.0)
         return out / self.norm
 
