@@ -330,16 +330,22 @@ def test_warm_start_from_earlier_experiments_given_by_glob(tmp_path):
         tune.Tuner(
             _shifted(shift),
             param_space=SPACE,
-            tune_config=tune.TuneConfig(num_samples=10, reuse_actors=True),
+            tune_config=tune.TuneConfig(
+                num_samples=15,
+                reuse_actors=True,
+                search_alg=RMBOSearcher(method="random", metric="loss", mode="min", seed=7),
+            ),
             run_config=tune.RunConfig(storage_path=str(prior), name=name, verbose=0),
         ).fit()
     searcher = RMBOSearcher(metric="loss", mode="min", meta_tasks=str(prior / "src_*"), seed=0)
-    results = _tuner(quadratic, searcher, tmp_path / "target", num_samples=5).fit()
+    results = _tuner(quadratic, searcher, tmp_path / "target", num_samples=5, concurrent=1).fit()
     assert len(results) == 5 and not results.errors
     assert searcher.engine.n_meta_tasks == 2
     assert set(searcher.history[-1]["weights"]) == {"src_close", "src_far"}
-    # Warm-started: the best of 5 trials is close to the optimum (0.3, 0.7).
-    assert min(r.metrics["loss"] for r in results) < 0.02
+    # Warm-started (seeded sources, sequential trials, so deterministic): the best of 5
+    # trials is close to the optimum (0.3, 0.7); a random config's loss averages about 0.3.
+    best = min(r.metrics["loss"] for r in results)
+    assert best < 0.02, best
     with pytest.raises(FileNotFoundError, match="no path matches the glob"):
         RMBOSearcher(meta_tasks=str(prior / "nothing_*"))
     with pytest.raises(FileNotFoundError, match="no such file or directory"):

@@ -190,8 +190,16 @@ class MetaBO:
             nu_floor=opt.nu_floor,
         )
         if self._uses_meta:
+            # Borrow the meta-tasks' length scales (how fast the response varies with each
+            # parameter) but not their signal variance: the target's outputs are on a unit
+            # scale, and a meta GP fitted to a smooth bowl runs its amplitude up to the bound,
+            # which would make the target GP wildly uncertain away from its first points
+            # (every suggestion after the first went to a corner of the cube).
             logs = np.array([h.to_theta() for h in self._meta_hypers])
-            self._target_hyper = GPHyperparameters.from_theta(np.median(logs, axis=0))
+            median = GPHyperparameters.from_theta(np.median(logs, axis=0))
+            self._target_hyper = GPHyperparameters(
+                median.lengthscales, 1.0, float(np.clip(median.noise_var, opt.noise_floor, 0.1))
+            )
         else:
             self._target_hyper = GPHyperparameters.default(self.dim, noise_floor=opt.noise_floor)
         if opt.n_initial is not None:
