@@ -198,17 +198,9 @@ def cnn_trainable(config: dict[str, Any]) -> None:
     device = runtime.setup_tensorflow(seed, deterministic=bool(config.get("deterministic")))
     model = build_cnn(data.input_shape, data.num_classes, l2)
     optimizer = make_optimizer(lr, lr_decay)
-    model.compile(
-        optimizer=optimizer,
-        loss="sparse_categorical_crossentropy",
-        jit_compile="auto" if device == "GPU" else False,
+    state = runtime.compile_and_restore(
+        model, optimizer, "sparse_categorical_crossentropy", device
     )
-
-    def read(directory: Any) -> dict[str, Any]:
-        runtime.load_keras(directory, model, optimizer)
-        return runtime.read_state(directory)
-
-    state = runtime.restore(read) or {"epoch": 0}
     n = len(data.x_train)
     steps = math.ceil(n / batch_size)
     for epoch in range(int(state["epoch"]) + 1, epochs + 1):

@@ -289,6 +289,33 @@ def load_keras(directory: Path, model: Any, optimizer: Any) -> None:
         var.assign(value)
 
 
+def compile_and_restore(model: Any, optimizer: Any, loss: str, device: str) -> dict[str, Any]:
+    """Compile a Keras trainable's model and resume it from Tune's checkpoint, if any.
+
+    Parameters
+    ----------
+    model : keras.Model
+    optimizer : keras.optimizers.Optimizer
+    loss : str
+        Keras loss name.
+    device : str
+        What :func:`setup_tensorflow` returned; XLA compilation is used on a GPU only.
+
+    Returns
+    -------
+    dict
+        The saved training state (``{"epoch": 0}`` on a fresh start); the model's weights and
+        the optimizer's variables are restored in place.
+    """
+    model.compile(optimizer=optimizer, loss=loss, jit_compile="auto" if device == "GPU" else False)
+
+    def read(directory: Path) -> dict[str, Any]:
+        load_keras(directory, model, optimizer)
+        return read_state(directory)
+
+    return restore(read) or {"epoch": 0}
+
+
 def epoch_rng(seed: int, epoch: int) -> np.random.Generator:
     """Generator for one epoch's shuffling/sampling, independent of resume history.
 

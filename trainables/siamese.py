@@ -277,17 +277,7 @@ def siamese_trainable(config: dict[str, Any]) -> None:
     device = runtime.setup_tensorflow(seed, deterministic=bool(config.get("deterministic")))
     model = build_siamese(size, l2)
     optimizer = make_optimizer(lr, lr_decay)
-    model.compile(
-        optimizer=optimizer,
-        loss="binary_crossentropy",
-        jit_compile="auto" if device == "GPU" else False,
-    )
-
-    def read(directory: Any) -> dict[str, Any]:
-        runtime.load_keras(directory, model, optimizer)
-        return runtime.read_state(directory)
-
-    state = runtime.restore(read) or {"epoch": 0}
+    state = runtime.compile_and_restore(model, optimizer, "binary_crossentropy", device)
     for epoch in range(int(state["epoch"]) + 1, epochs + 1):
         rng = runtime.epoch_rng(seed, epoch)
         left, right, label = sample_pairs(len(train_chars), train_images.shape[1], n_pairs, rng)
