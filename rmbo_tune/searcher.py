@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 from ray.tune.search import Searcher
+from ray.tune.search.sample import Domain
 from threadpoolctl import ThreadpoolController
 
 from rmbo_tune.engine import MetaBO, MetaBOOptions, SearchSpaceExhausted
@@ -391,8 +392,7 @@ class RMBOSearcher(Searcher):
         for src in self._meta_sources + self._load_deferred():
             X, y = self._encode_meta(src)
             if len(X):
-                sign = self._sign if src.mode is None else (1.0 if src.mode == "max" else -1.0)
-                meta.append((X, sign * y))
+                meta.append((X, _direction(src.mode or self._mode) * y))
                 names.append(src.name)
             else:
                 logger.warning(
@@ -433,7 +433,7 @@ class RMBOSearcher(Searcher):
 
     @property
     def _sign(self) -> float:
-        return 1.0 if self._mode == "max" else -1.0
+        return _direction(self._mode)
 
     def _encode_meta(self, src: _MetaSource) -> tuple[np.ndarray, np.ndarray]:
         assert self._space is not None
@@ -539,9 +539,12 @@ def _check_path(path: str) -> None:
         raise FileNotFoundError(f"meta_tasks: no such file or directory: {path!r}")
 
 
-def _has_domain(value: Any) -> bool:
-    from ray.tune.search.sample import Domain
+def _direction(mode: str | None) -> float:
+    """+1 for "max", -1 for "min": the engine maximizes."""
+    return 1.0 if mode == "max" else -1.0
 
+
+def _has_domain(value: Any) -> bool:
     return isinstance(value, Domain) or (isinstance(value, Mapping) and "grid_search" in value)
 
 
