@@ -1,21 +1,28 @@
 """The ``rmbo-tune`` command: ``demo``, ``inspect`` and ``bench``.
 
-- ``rmbo-tune demo``: the paper's synthetic experiment on the engine, reduced (a few minutes
-  on two cores). The Ray Tune CartPole demo replaces it when the demo issue lands.
+- ``rmbo-tune demo``: CartPole meta-BO through real Ray Tune, offline (a few minutes on two
+  cores): RMBOSearcher with ten earlier experiments as meta-tasks against GP-UCB and Tune's
+  random search; prints a table and writes plots.
 - ``rmbo-tune inspect PATH_OR_URI... --metric M --mode max``: what would be loaded from
   earlier Tune experiments as meta-tasks, and what would be dropped and why.
-- ``rmbo-tune bench synthetic|latency|overhead|load-time [options]``: the benchmark scripts.
+- ``rmbo-tune bench TASK [options]``: the benchmark suite. Tasks through Ray Tune:
+  ``cartpole``, ``pima``, ``cnn-digits``, ``omniglot-small``; on the engine: ``synthetic``,
+  ``tabular --data DIR``; measurements: ``latency``, ``overhead``, ``load-time``.
+  ``rmbo-tune bench TASK --help`` lists each one's options.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
+TUNE_TASKS = ("cartpole", "pima", "cnn-digits", "omniglot-small")
 BENCHES = {
     "synthetic": "rmbo_tune.bench.synthetic",
+    "tabular": "rmbo_tune.bench.tabular",
     "latency": "rmbo_tune.bench.latency",
     "overhead": "rmbo_tune.bench.overhead",
     "load-time": "rmbo_tune.bench.load_time",
@@ -27,29 +34,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="rmbo-tune", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser(
-        "demo", help="offline demo: the paper's synthetic experiment, reduced", add_help=False
-    )
+    sub.add_parser("demo", help="offline demo: CartPole meta-BO through Ray Tune", add_help=False)
     sub.add_parser(
         "inspect", help="report what earlier Tune experiments hold as meta-tasks", add_help=False
     )
-    bench = sub.add_parser("bench", help="run a benchmark")
-    bench.add_argument("task", choices=sorted(BENCHES))
+    bench = sub.add_parser("bench", help="run a benchmark (rmbo-tune bench TASK --help)")
+    bench.add_argument("task", choices=sorted([*TUNE_TASKS, *BENCHES]))
     args, rest = parser.parse_known_args(argv)
     if args.command == "demo":
-        from rmbo_tune.bench import synthetic
+        from rmbo_tune import demo
 
-        print(
-            "rmbo-tune demo: the paper's synthetic experiment (section 6.1) on the engine, "
-            "10 functions x 30 iterations",
-            flush=True,
-        )
-        synthetic.main(["--functions", "10", "--iterations", "30", *rest])
+        demo.main(rest)
         return 0
     if args.command == "inspect":
         from rmbo_tune.meta_tasks import inspect_main
 
         return inspect_main(rest)
+    if args.task in TUNE_TASKS:
+        # One configuration box per experiment from Tune's new console output would bury the
+        # suite's own progress lines.
+        os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
+        from rmbo_tune.bench import tasks
+
+        tasks.main(rest, task_name=args.task)
+        return 0
     importlib.import_module(BENCHES[args.task]).main(rest)
     return 0
 

@@ -152,6 +152,7 @@ def run_meta_tasks(
     max_concurrent_trials: int | None = None,
     seed: int = 0,
     verbose: int = 1,
+    search_alg: Callable[[int], Any] | None = None,
 ) -> dict[str, Path]:
     """Run one Tune experiment per source task and return their directories.
 
@@ -177,6 +178,10 @@ def run_meta_tasks(
         Random-search seed (task ``i`` uses ``seed + i``).
     verbose : int
         Tune verbosity.
+    search_alg : callable, optional
+        Called with the task's index, returns the search algorithm of its experiment (any
+        Tune ``Searcher`` or ``SearchAlgorithm``); default: Tune's random search seeded
+        ``seed + i``.
 
     Returns
     -------
@@ -200,7 +205,11 @@ def run_meta_tasks(
                 metric=metric,
                 mode=mode,
                 num_samples=int(num_samples),
-                search_alg=BasicVariantGenerator(random_state=seed + i),
+                search_alg=(
+                    search_alg(i)
+                    if search_alg is not None
+                    else BasicVariantGenerator(random_state=seed + i)
+                ),
                 max_concurrent_trials=max_concurrent_trials,
                 reuse_actors=True,
             ),

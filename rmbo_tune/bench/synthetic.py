@@ -12,7 +12,6 @@ Run ``python -m rmbo_tune.bench.synthetic --help``.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from rmbo_tune.bench import report
 from rmbo_tune.engine import MetaBO
 
 Array = NDArray[np.float64]
@@ -87,24 +87,27 @@ def make_problem(
 
 
 def run_one(prob: SyntheticProblem, variant: str, *, n_iter: int, seed: int, **options) -> dict:
-    """Run one method on one problem; simple regret per iteration and timings."""
+    """Run one method on one problem: f at each suggestion (noiseless), timings, weights."""
     method, opts = VARIANTS[variant]
     opt = MetaBO(1, prob.meta_tasks, method, seed=seed, **{**opts, **options})
     noise_rng = np.random.default_rng(seed + 10_000)
-    regret, times, best = [], [], -np.inf
+    values, times = [], []
     for _ in range(n_iter):
         t0 = time.perf_counter()
         x = opt.ask()
         times.append(time.perf_counter() - t0)
         fx = float(prob.f(x[None, :])[0])
-        best = max(best, fx)
-        regret.append(prob.f_max - best)
+        values.append(fx)
         t0 = time.perf_counter()
         opt.tell(x, fx + prob.noise_sd * noise_rng.standard_normal())
         times[-1] += time.perf_counter() - t0
-    weights = [r["weights"] for r in opt.history]
+    weights = [
+        {f"task{i}": float(w) for i, w in enumerate(r["weights"] or [])} for r in opt.history
+    ]
     return {
-        "regret": regret,
+        "seed": seed,
+        "values": values,
+        "optimum": prob.f_max,
         "seconds": times,
         "weights": weights,
         "nu": [r["nu"] for r in opt.history],
@@ -131,36 +134,6 @@ def run(
     return results
 
 
-def summarize(results: dict, horizons: Sequence[int] = HORIZONS) -> list[dict]:
-    """Mean and standard error of simple regret at each horizon, per variant."""
-    rows = []
-    for v, runs in results.items():
-        R = np.array([r["regret"] for r in runs])
-        row = {"method": v, "n": len(runs)}
-        for h in horizons:
-            if h <= R.shape[1]:
-                col = R[:, h - 1]
-                row[f"t={h}"] = (
-                    float(col.mean()),
-                    float(col.std(ddof=1) / np.sqrt(len(col))) if len(col) > 1 else 0.0,
-                )
-        row["ms/iter"] = 1000 * float(np.median([np.median(r["seconds"]) for r in runs]))
-        rows.append(row)
-    return rows
-
-
-def markdown_table(rows: list[dict]) -> str:
-    """Rows from :func:`summarize` as a markdown table."""
-    keys = [k for k in rows[0] if k.startswith("t=")]
-    head = "| method | " + " | ".join(f"regret {k}" for k in keys) + " | ms/iter |"
-    sep = "|---" * (len(keys) + 2) + "|"
-    lines = [head, sep]
-    for r in rows:
-        cells = " | ".join(f"{r[k][0]:.3f} ± {r[k][1]:.3f}" for k in keys)
-        lines.append(f"| {r['method']} | {cells} | {r['ms/iter']:.1f} |")
-    return "\n".join(lines)
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     """Command-line entry point."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -173,7 +146,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         action="store_true",
         help="every meta-task dissimilar (all gaps 8, r = 0.99 as in Fig. 1d)",
     )
-    p.add_argument("--json", help="write raw results to this file")
+    p.add_argument(
+        "--out",
+        default="bench-results/synthetic",
+        help="directory for results.json, results.md and the plots",
+    )
     a = p.parse_args(argv)
     gaps = DISSIMILAR_GAPS if a.dissimilar else PAPER_GAPS
     options = {"r": 0.99} if a.dissimilar else None
@@ -186,15 +163,28 @@ def main(argv: Sequence[str] | None = None) -> None:
         seed=a.seed,
         options=options,
     )
-    horizons = [h for h in HORIZONS if h <= a.iterations]
+    horizons = sorted({h for h in HORIZONS if h <= a.iterations} | {a.iterations})
     print(
         f"synthetic ({'all dissimilar, gaps 8' if a.dissimilar else 'gaps 0.05, 0.05, 4, 4'}), "
         f"{a.functions} functions x {a.iterations} iterations, {time.time() - t0:.0f} s"
     )
-    print(markdown_table(summarize(res, horizons)))
-    if a.json:
-        with open(a.json, "w") as fh:
-            json.dump(res, fh)
+    doc = {
+        "task": "synthetic-dissimilar" if a.dissimilar else "synthetic",
+        "metric": "f",
+        "mode": "max",
+        "optimum": None,
+        "budget": a.iterations,
+        "settings": {
+            "functions": a.functions,
+            "gaps": list(gaps),
+            "seed": a.seed,
+            **(options or {}),
+        },
+        "runs": res,
+    }
+    files = report.write_outputs(doc, a.out, horizons)
+    print(report.summary_markdown(doc, horizons))
+    print("wrote " + ", ".join(map(str, files.values())))
 
 
 if __name__ == "__main__":

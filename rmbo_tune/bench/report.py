@@ -1,0 +1,361 @@
+"""Benchmark results: one JSON document per run of the suite, its summary table and plots.
+
+A results document is a plain dict (what ``results.json`` holds)::
+
+    {
+      "task": "cartpole", "metric": "normalized_return", "mode": "max",
+      "optimum": 1.0,                # or None: regret is then taken against the best value
+                                     # any method found on that task
+      "budget": 30, "settings": {...},
+      "runs": {
+        "rm-gp-ucb": [
+          {"seed": 0, "values": [...],          # metric of each trial, in suggestion order
+           "seconds": [...],                    # searcher time per trial (suggest + update)
+           "optimum": 0.93,                     # optional per-run optimum (synthetic)
+           "weights": [{"task": w, ...}, ...],  # optional meta-weights per suggestion
+           "nu": [...]},                        # optional
+          ...],
+        "gp-ucb": [...], ...
+      }
+    }
+
+:func:`write_outputs` writes ``results.json``, ``results.md`` (mean and standard error of
+best-so-far and simple regret at chosen horizons, plus searcher milliseconds per trial),
+``best_so_far.png`` and, when any method recorded them, ``meta_weights.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+Array = NDArray[np.float64]
+
+
+def best_so_far(values: Sequence[float], mode: str) -> Array:
+    """Best value after each trial; non-finite values (failed trials) never count as best.
+
+    Parameters
+    ----------
+    values : sequence of float
+        Metric of each trial in order (NaN for a trial without a result).
+    mode : {"max", "min"}
+        Direction of the metric.
+
+    Returns
+    -------
+    numpy.ndarray
+        Same length as ``values``; NaN until the first finite value.
+    """
+    _check_mode(mode)
+    v = np.asarray(values, dtype=np.float64)
+    signed = np.where(np.isfinite(v), v if mode == "max" else -v, -np.inf)
+    best = np.maximum.accumulate(signed) if len(v) else signed
+    out = best if mode == "max" else -best
+    return np.where(np.isfinite(best), out, np.nan)
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in ("max", "min"):
+        raise ValueError(f"mode must be 'max' or 'min', got {mode!r}")
+
+
+def _reference(doc: Mapping[str, Any]) -> float | None:
+    """Task-level optimum: the given one, else the best finite value of any run."""
+    if doc.get("optimum") is not None:
+        return float(doc["optimum"])
+    vals = [
+        v for runs in doc["runs"].values() for r in runs for v in r["values"] if math.isfinite(v)
+    ]
+    if not vals:
+        return None
+    return max(vals) if doc["mode"] == "max" else min(vals)
+
+
+def _mean_se(col: Array) -> tuple[float, float]:
+    col = col[np.isfinite(col)]
+    if len(col) == 0:
+        return (math.nan, math.nan)
+    se = float(col.std(ddof=1) / np.sqrt(len(col))) if len(col) > 1 else 0.0
+    return (float(col.mean()), se)
+
+
+def summarize(doc: Mapping[str, Any], horizons: Sequence[int]) -> list[dict[str, Any]]:
+    """Per method: mean and standard error over seeds of best-so-far and simple regret.
+
+    Parameters
+    ----------
+    doc : mapping
+        A results document (module docstring).
+    horizons : sequence of int
+        Trial counts at which to report (those beyond a run's length are skipped).
+
+    Returns
+    -------
+    list of dict
+        One row per method: ``method``, ``n`` (runs), ``best@k`` and ``regret@k`` as
+        ``(mean, se)`` pairs, ``ms`` (median searcher milliseconds per trial).
+    """
+    mode = doc["mode"]
+    _check_mode(mode)
+    ref = _reference(doc)
+    rows = []
+    for method, runs in doc["runs"].items():
+        if not runs:
+            continue
+        length = min(len(r["values"]) for r in runs)
+        curves = np.array([best_so_far(r["values"][:length], mode) for r in runs])
+        row: dict[str, Any] = {"method": method, "n": len(runs)}
+        for h in horizons:
+            if not 1 <= h <= length:
+                continue
+            col = curves[:, h - 1]
+            row[f"best@{h}"] = _mean_se(col)
+            opt = np.array(
+                [r.get("optimum", ref) if r.get("optimum") is not None else ref for r in runs],
+                dtype=np.float64,
+            )
+            row[f"regret@{h}"] = _mean_se(np.abs(opt - col))
+        secs = [np.median(r["seconds"]) for r in runs if r.get("seconds")]
+        row["ms"] = 1000.0 * float(np.median(secs)) if secs else math.nan
+        rows.append(row)
+    return rows
+
+
+def markdown_table(rows: Sequence[Mapping[str, Any]], *, metric: str = "best") -> str:
+    """Rows from :func:`summarize` as a markdown table (mean ± standard error).
+
+    Parameters
+    ----------
+    rows : sequence of mapping
+        From :func:`summarize`.
+    metric : {"best", "regret"}
+        Which columns to show.
+
+    Returns
+    -------
+    str
+        The table, without a trailing newline.
+    """
+    if metric not in ("best", "regret"):
+        raise ValueError(f"metric must be 'best' or 'regret', got {metric!r}")
+    keys = sorted(
+        {k for r in rows for k in r if k.startswith(f"{metric}@")},
+        key=lambda k: int(k.split("@")[1]),
+    )
+    label = "best-so-far" if metric == "best" else "simple regret"
+    head = "| method | runs | " + " | ".join(f"{label} @{k.split('@')[1]}" for k in keys)
+    lines = [head + " | searcher ms/trial |", "|---" * (len(keys) + 3) + "|"]
+    for r in rows:
+        cells = " | ".join(f"{r[k][0]:.3f} ± {r[k][1]:.3f}" if k in r else "-" for k in keys)
+        lines.append(f"| {r['method']} | {r['n']} | {cells} | {r['ms']:.1f} |")
+    return "\n".join(lines)
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+    except ImportError as exc:
+        raise ImportError(
+            "plots need matplotlib: pip install 'rmbo-tune[bench]' (or matplotlib)"
+        ) from exc
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_best_so_far(doc: Mapping[str, Any], path: str | Path) -> Path:
+    """Mean best-so-far (or simple regret, when runs carry their own optimum) ± 1 SE per method.
+
+    Parameters
+    ----------
+    doc : mapping
+        A results document.
+    path : str or path-like
+        PNG file to write.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+    """
+    plt = _pyplot()
+    mode = doc["mode"]
+    per_run_opt = _per_run_optimum(doc)
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for method, runs in doc["runs"].items():
+        if not runs:
+            continue
+        length = min(len(r["values"]) for r in runs)
+        curves = np.array([best_so_far(r["values"][:length], mode) for r in runs])
+        if per_run_opt:
+            curves = np.abs(np.array([r["optimum"] for r in runs])[:, None] - curves)
+        mean = np.nanmean(curves, axis=0)
+        se = (
+            np.nanstd(curves, axis=0, ddof=1) / np.sqrt(len(runs))
+            if len(runs) > 1
+            else np.zeros_like(mean)
+        )
+        t = np.arange(1, length + 1)
+        ax.plot(t, mean, label=method)
+        ax.fill_between(t, mean - se, mean + se, alpha=0.2)
+    ax.set_xlabel("trials")
+    ax.set_ylabel("simple regret" if per_run_opt else f"best {doc['metric']} so far")
+    ax.set_title(f"{doc['task']}: mean ± 1 SE over runs")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def plot_meta_weights(doc: Mapping[str, Any], path: str | Path) -> Path | None:
+    """Meta-weight of each meta-task per trial (mean over the runs of each method that has them).
+
+    Parameters
+    ----------
+    doc : mapping
+        A results document.
+    path : str or path-like
+        PNG file to write.
+
+    Returns
+    -------
+    pathlib.Path or None
+        The file written, or None when no run recorded weights.
+    """
+    with_w = {
+        m: runs
+        for m, runs in doc["runs"].items()
+        if runs and all(r.get("weights") for r in runs) and any(r["weights"][0] for r in runs)
+    }
+    if not with_w:
+        return None
+    plt = _pyplot()
+    fig, axes = plt.subplots(
+        1, len(with_w), figsize=(5.2 * len(with_w), 3.8), squeeze=False, sharey=True
+    )
+    for ax, (method, runs) in zip(axes[0], with_w.items(), strict=True):
+        # leave-one-task-out runs (tabular) have different meta-tasks: plot the union; a
+        # task's curve averages the runs that had it
+        names = list(dict.fromkeys(n for r in runs for step in r["weights"] for n in step))
+        length = min(len(r["weights"]) for r in runs)
+        for name in names:
+            w = np.array(
+                [[step.get(name, np.nan) for step in r["weights"][:length]] for r in runs]
+            )
+            ax.plot(np.arange(1, length + 1), np.nanmean(w, axis=0), label=name)
+        ax.set_title(f"{method}: meta-weights")
+        ax.set_xlabel("trials")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("weight (mean over runs)")
+    axes[0][-1].legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def write_outputs(
+    doc: Mapping[str, Any], out_dir: str | Path, horizons: Sequence[int]
+) -> dict[str, Path]:
+    """Write ``results.json``, ``results.md``, ``best_so_far.png`` and ``meta_weights.png``.
+
+    Parameters
+    ----------
+    doc : mapping
+        A results document.
+    out_dir : str or path-like
+        Directory (created if needed).
+    horizons : sequence of int
+        Trial counts for the table.
+
+    Returns
+    -------
+    dict
+        Output kind (``json``, ``markdown``, ``best_so_far``, ``meta_weights``) to file.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {"json": out / "results.json", "markdown": out / "results.md"}
+    files["json"].write_text(json.dumps(doc, indent=1, allow_nan=True))
+    files["markdown"].write_text(summary_markdown(doc, horizons) + "\n")
+    files["best_so_far"] = plot_best_so_far(doc, out / "best_so_far.png")
+    weights = plot_meta_weights(doc, out / "meta_weights.png")
+    if weights is not None:
+        files["meta_weights"] = weights
+    return files
+
+
+def summary_markdown(doc: Mapping[str, Any], horizons: Sequence[int]) -> str:
+    """The two tables (best-so-far and simple regret) with a one-line header.
+
+    Parameters
+    ----------
+    doc : mapping
+        A results document.
+    horizons : sequence of int
+        Trial counts for the table.
+
+    Returns
+    -------
+    str
+        Markdown text.
+    """
+    rows = summarize(doc, horizons)
+    per_run = _per_run_optimum(doc)
+    if per_run:
+        ref = "each run's own optimum"
+    elif doc.get("optimum") is not None:
+        ref = f"the optimum {doc['optimum']}"
+    else:
+        ref = "the best value any method found"
+    head = (
+        f"**{doc['task']}** ({doc['metric']}, mode={doc['mode']}, budget {doc['budget']}); "
+        f"mean ± standard error over runs; regret against {ref}."
+    )
+    parts = [head, ""]
+    if not per_run:
+        parts += [markdown_table(rows, metric="best"), ""]
+    parts.append(markdown_table(rows, metric="regret"))
+    return "\n".join(parts)
+
+
+def _per_run_optimum(doc: Mapping[str, Any]) -> bool:
+    """Whether every run carries its own optimum (different functions per run)."""
+    return all(r.get("optimum") is not None for runs in doc["runs"].values() for r in runs)
+
+
+def load_results(path: str | Path) -> dict[str, Any]:
+    """Read a ``results.json`` written by :func:`write_outputs`.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The JSON file or the directory holding it.
+
+    Returns
+    -------
+    dict
+        The results document.
+    """
+    p = Path(path)
+    if p.is_dir():
+        p = p / "results.json"
+    if not p.is_file():
+        raise FileNotFoundError(f"no benchmark results at {p}")
+    doc = json.loads(p.read_text())
+    for key in ("task", "metric", "mode", "runs"):
+        if key not in doc:
+            raise ValueError(f"{p} is not a benchmark results file: missing {key!r}")
+    return doc

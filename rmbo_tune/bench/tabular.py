@@ -1,0 +1,798 @@
+"""Tabular benchmark: leave-one-task-out meta-BO on user-supplied grids of evaluated configs.
+
+``rmbo-tune bench tabular --data DIR --mode min`` (or ``python -m rmbo_tune.bench.tabular``).
+
+Data format
+-----------
+``DIR`` holds one file per task; the task's name is the file name without its extension.
+Files ending in ``.csv`` (a header row, then one row per evaluated config, comma-separated)
+and ``.jsonl`` (one JSON object per line; blank lines skipped) are read; other files, and
+names starting with ``.``, are ignored. Every file has one metric column (``--metric``,
+default ``value``) and one column per hyperparameter; ``--ignore-columns a,b`` drops extra
+columns (runtimes, other metrics) first. Every task must have the same hyperparameter columns,
+in any order.
+
+- **Hyperparameter values** must be present in every row (an empty CSV cell or a JSON
+  ``null`` is an error naming the file and line; fill inactive conditional parameters with a
+  constant). A column whose values, across all tasks, all parse as finite numbers is
+  numeric; any other column is categorical, its values compared as text (JSON ``true``
+  becomes ``true``, JSON numbers their JSON text).
+- **Encoding to the unit cube.** A numeric column maps linearly from its minimum and
+  maximum over all tasks to ``[0, 1]``; log columns map ``log10`` of the value the same way.
+  ``--log-columns a,b`` forces log scaling (their values must be positive). Unless
+  ``--no-auto-log`` is given, a numeric column whose values are all positive and span more
+  than 3 orders of magnitude (``max / min > 1000``) is log-scaled as well. A categorical
+  column becomes one 0/1 column per category (one-hot). Constant columns are dropped.
+- **Metric.** Higher is better with ``--mode max``, lower with ``--mode min`` (required: the
+  engine maximizes the value, or its negative). Rows whose metric is empty, ``nan``, JSON
+  ``null``, missing (JSON lines) or infinite are dropped and counted in the output; any other
+  non-numeric metric is an error.
+- **Duplicates.** Rows of one task with the same config (same numeric values, same category
+  text) are merged into one config whose metric is their mean; the number of rows merged is
+  reported. Each task's grid is therefore a set of distinct configs.
+
+Protocol
+--------
+For every target task (all of them, or ``--targets a,b``) the other tasks are the
+meta-tasks: all their rows, or ``--meta-samples N`` rows per task drawn without replacement
+(seeded per target and seed, the same for every method). Each method runs ``--budget``
+evaluations (default 30) on the target's finite grid: the engine's candidates are exactly
+the target's configs, it never suggests a config already observed (the benchmark checks),
+and the value observed is the table's value, without extra noise. Runs use ``--seeds``
+seeds (default 5). Simple regret is measured against the best value of the target's grid.
+The meta-task GPs are fitted once per target and seed and shared by the meta methods
+(``rm-gp-ucb``, ``rm-gp-ts``, ``rgpe``, ``taf``), so they differ only in how they use them.
+That fit costs O(n^3) in a meta-task's rows: above a few hundred rows per task, use
+``--meta-samples`` (200 is a reasonable start). The engine runs with one BLAS thread.
+
+Results follow :mod:`rmbo_tune.bench.report` (task ``"tabular"``): per method, one run record
+per (target, seed) with ``target``, ``seed``, ``values`` (the metric of each evaluated
+config, in the table's units), ``seconds`` (engine ask + tell per evaluation), ``optimum``
+(the target grid's best value), ``weights`` (meta-task name to weight at each suggestion;
+empty for ``gp-ucb`` and ``random``), ``nu``, ``configs`` (row of each evaluated config in
+the target's grid of distinct configs) and ``setup_seconds`` (the meta-task GP fit).
+``settings`` records the encoding and, per task, rows read, configs, rows dropped for a NaN
+metric, duplicates merged and the best value. ``--out`` (default ``bench-results/tabular``)
+receives ``results.json``, ``results.md``, ``best_so_far.png`` (simple regret) and
+``meta_weights.png``; the latter plots the meta-task names of the first run, so it is only
+meaningful for a single target (``--targets NAME``).
+
+Only numpy, scipy, threadpoolctl and the engine are used: CSV and JSON lines are read with
+the standard library rather than pandas, so the benchmark neither needs nor imports Ray.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import itertools
+import json
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.spatial import cKDTree
+from threadpoolctl import ThreadpoolController
+
+from rmbo_tune.bench import report
+from rmbo_tune.engine import METHODS, MetaBO
+from rmbo_tune.engine.options import META_METHODS
+
+Array = NDArray[np.float64]
+SUFFIXES = (".csv", ".jsonl")
+HORIZONS = (1, 5, 10, 20, 30, 50, 100)
+AUTO_LOG_RATIO = 1e3
+# Distinct configs must be this far apart in the cube: the engine treats points closer than
+# its duplicate_tol (1e-6) as one, so closer configs could never both be suggested.
+MIN_SEPARATION = 1e-5
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """How configs map to the unit cube.
+
+    Attributes
+    ----------
+    columns : list of str
+        Hyperparameter columns, in the order of each config tuple.
+    numeric : dict
+        Numeric column to ``(low, high, log)``: the cube coordinate is
+        ``(v - low) / (high - low)``, with ``v = log10(value)`` when ``log``.
+    categories : dict
+        Categorical column to its sorted categories (one cube coordinate each).
+    features : list of str
+        Name of each cube coordinate (``column`` or ``column=category``).
+    """
+
+    columns: list[str]
+    numeric: dict[str, tuple[float, float, bool]]
+    categories: dict[str, list[str]]
+    features: list[str]
+
+    def encode(self, configs: Sequence[tuple]) -> Array:
+        """Configs (tuples in ``columns`` order) as points of shape (n, n_features)."""
+        parts = []
+        for j, col in enumerate(self.columns):
+            vals = [c[j] for c in configs]
+            if col in self.numeric:
+                low, high, log = self.numeric[col]
+                if high > low:
+                    v = np.asarray(vals, dtype=np.float64)
+                    parts.append((((np.log10(v) if log else v) - low) / (high - low))[:, None])
+            else:
+                cats = self.categories[col]
+                if len(cats) > 1:
+                    parts.append(
+                        np.array([[v == c for c in cats] for v in vals], dtype=np.float64)
+                    )
+        return np.clip(np.hstack(parts), 0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class TabularTask:
+    """One task's grid: distinct configs and their (averaged) metric values.
+
+    Attributes
+    ----------
+    name, path
+        Task name (file stem) and the file read.
+    configs : list of tuple
+        Distinct configs in the encoding's column order (floats for numeric columns).
+    X : ndarray of shape (n_configs, n_features)
+        The configs in the unit cube.
+    values : ndarray of shape (n_configs,)
+        Metric in the table's units (mean over duplicate rows).
+    n_rows, n_dropped, n_merged : int
+        Rows read, rows dropped for a missing or non-finite metric, duplicate rows merged.
+    """
+
+    name: str
+    path: Path
+    configs: list[tuple]
+    X: Array
+    values: Array
+    n_rows: int
+    n_dropped: int
+    n_merged: int
+
+    def best(self, mode: str) -> float:
+        """Best metric value of the grid."""
+        return float(self.values.max() if mode == "max" else self.values.min())
+
+
+@dataclass(frozen=True)
+class TabularBenchmark:
+    """Tasks loaded by :func:`load_tabular`, sorted by name, sharing one encoding."""
+
+    tasks: list[TabularTask]
+    encoding: Encoding
+    metric: str
+    mode: str
+
+    def task(self, name: str) -> TabularTask:
+        """The task called ``name``."""
+        for t in self.tasks:
+            if t.name == name:
+                return t
+        raise ValueError(f"no task {name!r}; tasks are {[t.name for t in self.tasks]}")
+
+
+# ---------------------------------------------------------------------- reading
+def _csv_rows(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    with path.open(newline="") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if header is None:
+            raise ValueError(f"{path} is empty; expected a header row of column names")
+        header = [h.strip() for h in header]
+        dup = sorted({h for h in header if header.count(h) > 1})
+        if dup:
+            raise ValueError(f"{path} has duplicate column names {dup}")
+        rows = []
+        for fields in reader:
+            if not fields or all(not f.strip() for f in fields):
+                continue
+            if len(fields) != len(header):
+                raise ValueError(
+                    f"{path} line {reader.line_num}: {len(fields)} fields, expected "
+                    f"{len(header)} (columns {header})"
+                )
+            rows.append(
+                (reader.line_num, {h: f.strip() for h, f in zip(header, fields, strict=True)})
+            )
+    return header, rows
+
+
+def _json_text(v: Any) -> str:
+    """A JSON value as the text a CSV cell would hold ("" for null)."""
+    return "" if v is None else v if isinstance(v, str) else json.dumps(v)
+
+
+def _jsonl_rows(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    header: dict[str, None] = {}
+    rows = []
+    with path.open() as fh:
+        for k, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path} line {k} is not valid JSON: {exc}") from None
+            if not isinstance(rec, dict):
+                raise ValueError(f"{path} line {k}: expected a JSON object, got {line.strip()!r}")
+            header.update(dict.fromkeys(map(str, rec)))
+            rows.append((k, {str(key): _json_text(v) for key, v in rec.items()}))
+    return list(header), rows
+
+
+def _is_finite_number(v: str) -> bool:
+    try:
+        return math.isfinite(float(v))
+    except ValueError:
+        return False
+
+
+def _metric(v: str, path: Path, line: int, metric: str) -> float:
+    if v == "":
+        return math.nan
+    try:
+        x = float(v)
+    except ValueError:
+        raise ValueError(
+            f"{path} line {line}: metric {metric!r} is {v!r}, not a number "
+            "(empty, 'nan' or null mark a missing value)"
+        ) from None
+    return x if math.isfinite(x) else math.nan
+
+
+def _list_files(data_dir: Path) -> list[Path]:
+    if not data_dir.is_dir():
+        raise ValueError(f"the data must be a directory of task files, got {str(data_dir)!r}")
+    files = sorted(
+        p
+        for p in data_dir.iterdir()
+        if p.is_file() and p.suffix in SUFFIXES and not p.name.startswith(".")
+    )
+    if not files:
+        raise ValueError(
+            f"no task files ({', '.join('*' + s for s in SUFFIXES)}) in {data_dir}; expected "
+            "one file per task"
+        )
+    stems = [p.stem for p in files]
+    clash = sorted({s for s in stems if stems.count(s) > 1})
+    if clash:
+        raise ValueError(f"task names {clash} appear twice in {data_dir} (.csv and .jsonl)")
+    if len(files) < 2:
+        raise ValueError(
+            f"{data_dir} holds one task file ({files[0].name}); leave-one-task-out needs "
+            "at least two"
+        )
+    return files
+
+
+def _read_tasks(
+    files: Sequence[Path], metric: str, ignore: Sequence[str]
+) -> tuple[list[str], list[tuple[Path, list[tuple[int, dict[str, str]]]]]]:
+    """Rows of every file and the hyperparameter columns they share."""
+    raw, columns, first = [], [], files[0]
+    for path in files:
+        header, rows = (_csv_rows if path.suffix == ".csv" else _jsonl_rows)(path)
+        header = [h for h in header if h not in ignore]
+        if metric not in header:
+            raise ValueError(
+                f"{path} has no metric column {metric!r}; its columns are {header}. "
+                "Pass --metric NAME"
+            )
+        params = [h for h in header if h != metric]
+        if path == first:
+            columns = params
+            if not columns:
+                raise ValueError(f"{path} has no hyperparameter columns besides {metric!r}")
+        elif set(params) != set(columns):
+            raise ValueError(
+                f"{path}: hyperparameter columns differ from {first.name}'s: missing "
+                f"{sorted(set(columns) - set(params))}, extra {sorted(set(params) - set(columns))}"
+                " (every task file needs the same columns; --ignore-columns drops extras)"
+            )
+        raw.append((path, rows))
+    return columns, raw
+
+
+def _numeric_columns(columns: Sequence[str], raw: Sequence[tuple[Path, list]]) -> dict[str, bool]:
+    """Whether each column's values, over all tasks, all parse as finite numbers."""
+    numeric = dict.fromkeys(columns, True)
+    for path, rows in raw:
+        for line, row in rows:
+            for col in columns:
+                v = row.get(col, "")
+                if v == "":
+                    raise ValueError(
+                        f"{path} line {line}: hyperparameter {col!r} has no value; every row "
+                        "needs every hyperparameter (fill inactive ones with a constant)"
+                    )
+                if numeric[col] and not _is_finite_number(v):
+                    numeric[col] = False
+    return numeric
+
+
+def _make_encoding(
+    columns: Sequence[str],
+    numeric: Mapping[str, bool],
+    configs: Sequence[tuple],
+    log_columns: Sequence[str],
+    auto_log: bool,
+) -> Encoding:
+    """Column ranges (log or linear) and categories over the configs of all tasks."""
+    unknown = sorted(set(log_columns) - set(columns))
+    if unknown:
+        raise ValueError(f"--log-columns names unknown columns {unknown}; columns are {columns}")
+    text = sorted(c for c in log_columns if not numeric[c])
+    if text:
+        raise ValueError(f"--log-columns names non-numeric columns {text}")
+    ranges, categories, features = {}, {}, []
+    for j, col in enumerate(columns):
+        if not numeric[col]:
+            categories[col] = sorted({c[j] for c in configs})
+            if len(categories[col]) > 1:
+                features += [f"{col}={cat}" for cat in categories[col]]
+            continue
+        v = np.array([c[j] for c in configs], dtype=np.float64)
+        positive = bool(v.min() > 0)
+        if col in log_columns and not positive:
+            raise ValueError(
+                f"log column {col!r} has a value {v.min():g} <= 0; log scaling needs "
+                "positive values (drop it from --log-columns)"
+            )
+        log = col in log_columns or (auto_log and positive and v.max() > AUTO_LOG_RATIO * v.min())
+        t = np.log10(v) if log else v
+        ranges[col] = (float(t.min()), float(t.max()), bool(log))
+        if t.max() > t.min():
+            features.append(col)
+    return Encoding(list(columns), ranges, categories, features)
+
+
+def load_tabular(
+    data_dir: str | Path,
+    *,
+    mode: str,
+    metric: str = "value",
+    log_columns: Sequence[str] = (),
+    auto_log: bool = True,
+    ignore_columns: Sequence[str] = (),
+) -> TabularBenchmark:
+    """Read a directory of task files (format in the module docstring).
+
+    Parameters
+    ----------
+    data_dir : str or path-like
+        Directory with one ``.csv`` or ``.jsonl`` file per task.
+    mode : {"min", "max"}
+        Direction of the metric.
+    metric : str
+        Name of the metric column.
+    log_columns : sequence of str
+        Numeric columns scaled by ``log10`` (values must be positive).
+    auto_log : bool
+        Also log-scale positive numeric columns with ``max / min > 1000``.
+    ignore_columns : sequence of str
+        Columns dropped before anything else.
+
+    Returns
+    -------
+    TabularBenchmark
+
+    Raises
+    ------
+    ValueError
+        Naming the file (and line or column) of any format error.
+    """
+    if mode not in ("min", "max"):
+        raise ValueError(f"mode must be 'min' or 'max', got {mode!r}")
+    data_dir = Path(data_dir)
+    columns, raw = _read_tasks(_list_files(data_dir), metric, ignore_columns)
+    numeric = _numeric_columns(columns, raw)
+    grids = []  # (path, rows read, rows dropped, config -> metric values)
+    for path, rows in raw:
+        groups: dict[tuple, list[float]] = {}
+        for line, row in rows:
+            y = _metric(row.get(metric, ""), path, line, metric)
+            if not math.isnan(y):
+                cfg = tuple(float(row[c]) if numeric[c] else row[c] for c in columns)
+                groups.setdefault(cfg, []).append(y)
+        if not groups:
+            raise ValueError(f"{path} has no row with a finite metric {metric!r}")
+        n_kept = sum(len(g) for g in groups.values())
+        grids.append((path, len(rows), len(rows) - n_kept, groups))
+    configs = [c for *_, groups in grids for c in groups]
+    enc = _make_encoding(columns, numeric, configs, log_columns, auto_log)
+    if not enc.features:
+        raise ValueError(f"every hyperparameter column of {data_dir} is constant")
+    tasks = []
+    for path, n_rows, n_dropped, groups in grids:
+        X = enc.encode(list(groups))
+        _check_separation(X, list(groups), path)
+        values = np.array([np.mean(g) for g in groups.values()])
+        n_merged = n_rows - n_dropped - len(X)
+        tasks.append(
+            TabularTask(path.stem, path, list(groups), X, values, n_rows, n_dropped, n_merged)
+        )
+    return TabularBenchmark(tasks, enc, metric, mode)
+
+
+def _check_separation(X: Array, configs: list[tuple], path: Path) -> None:
+    if len(X) < 2:
+        return
+    dist, idx = cKDTree(X).query(X, k=2)
+    i = int(np.argmin(dist[:, 1]))
+    if dist[i, 1] < MIN_SEPARATION:
+        raise ValueError(
+            f"{path}: configs {configs[i]} and {configs[idx[i, 1]]} are {dist[i, 1]:.2g} apart "
+            f"in the unit cube (less than {MIN_SEPARATION:g}), too close for the engine to tell "
+            "apart; round that column or log-scale it with --log-columns"
+        )
+
+
+# ---------------------------------------------------------------------- running
+def _meta_tasks(
+    bench: TabularBenchmark, target: TabularTask, n_samples: int | None, rng: np.random.Generator
+) -> tuple[list[str], list[tuple[Array, Array]]]:
+    sign = 1.0 if bench.mode == "max" else -1.0
+    names, tasks = [], []
+    for task in bench.tasks:
+        if task.name == target.name:
+            continue
+        rows = np.arange(len(task.X))
+        if n_samples is not None and n_samples < len(rows):
+            rows = np.sort(rng.choice(rows, size=n_samples, replace=False))
+        names.append(task.name)
+        tasks.append((task.X[rows], sign * task.values[rows]))
+    return names, tasks
+
+
+def make_engines(
+    methods: Sequence[str],
+    target: TabularTask,
+    meta_tasks: Sequence[tuple[Array, Array]],
+    *,
+    seed: int,
+    options: Mapping[str, Any] | None = None,
+) -> dict[str, tuple[MetaBO, float]]:
+    """One engine per method on the target's grid, with meta-task GPs fitted once.
+
+    The first meta method's engine fits the meta-task GPs; the other meta methods are rebuilt
+    from its state dict with the method swapped, so every meta method sees the same
+    meta-models and engine random state (and the fit, which dominates setup, runs once).
+
+    Returns
+    -------
+    dict
+        Method to ``(engine, setup seconds)``; the meta methods all report the shared fit's.
+    """
+    dim, opts = target.X.shape[1], dict(options or {})
+    out: dict[str, tuple[MetaBO, float]] = {}
+    template: tuple[dict[str, Any], float] | None = None
+    for method in methods:
+        t0 = time.perf_counter()
+        if method in META_METHODS and template is not None:
+            opt = MetaBO.from_state_dict({**template[0], "method": method})
+            out[method] = (opt, template[1] + time.perf_counter() - t0)
+            continue
+        opt = MetaBO(dim, meta_tasks, method, candidates=target.X, seed=seed, **opts)
+        out[method] = (opt, time.perf_counter() - t0)
+        if method in META_METHODS:
+            template = (opt.state_dict(), out[method][1])
+    return out
+
+
+def search(
+    opt: MetaBO, target: TabularTask, meta_names: Sequence[str], *, mode: str, budget: int
+) -> dict[str, Any]:
+    """Run a fresh engine for ``budget`` evaluations of the target's table.
+
+    Parameters
+    ----------
+    opt : MetaBO
+        An engine whose candidates are ``target.X`` and nothing observed yet.
+    target : TabularTask
+        The grid searched; the value observed is its table value.
+    meta_names : sequence of str
+        Name of each of the engine's meta-tasks (keys of the recorded weights).
+    mode : {"min", "max"}
+        Direction of the metric (the engine maximizes ``value`` or ``-value``).
+    budget : int
+        Evaluations; at most the target's number of configs.
+
+    Returns
+    -------
+    dict
+        ``values`` (table units), ``seconds`` (ask + tell), ``optimum``, ``weights`` (empty
+        for methods without meta-weights), ``nu`` and ``configs`` (index of each evaluated
+        config in ``target.configs``).
+
+    Raises
+    ------
+    RuntimeError
+        If the engine suggests a config twice (the engine excludes observed points).
+    """
+    sign = 1.0 if mode == "max" else -1.0
+    seen: list[int] = []
+    values, seconds = [], []
+    for _ in range(budget):
+        t0 = time.perf_counter()
+        x = opt.ask()
+        ask_s = time.perf_counter() - t0
+        i = int(np.argmin(((target.X - x) ** 2).sum(axis=1)))
+        if i in seen:
+            raise RuntimeError(
+                f"{opt.method} suggested config {target.configs[i]} of {target.name} twice"
+            )
+        seen.append(i)
+        t0 = time.perf_counter()
+        opt.tell(x, sign * float(target.values[i]))
+        seconds.append(ask_s + time.perf_counter() - t0)
+        values.append(float(target.values[i]))
+    weights = [
+        dict(zip(meta_names, r["weights"], strict=True))
+        if isinstance(r.get("weights"), list) and len(r["weights"]) == len(meta_names)
+        else {}
+        for r in opt.history
+    ]
+    return {
+        "values": values,
+        "seconds": seconds,
+        "optimum": target.best(mode),
+        "weights": weights if any(weights) else [],
+        "nu": [float(r["nu"]) for r in opt.history],
+        "configs": seen,
+    }
+
+
+def _names(arg: str) -> list[str]:
+    return [name.strip() for name in arg.split(",") if name.strip()]
+
+
+def _check_run(
+    bench: TabularBenchmark,
+    methods: Sequence[str],
+    budget: int,
+    n_seeds: int,
+    targets: Sequence[str] | None,
+    meta_samples: int | None,
+) -> list[str]:
+    """Validated arguments of :func:`run`; returns the target names."""
+    bad = sorted(set(methods) - set(METHODS))
+    if bad or not methods:
+        raise ValueError(f"methods must be a non-empty subset of {METHODS}, got {list(methods)}")
+    names = [t.name for t in bench.tasks]
+    chosen = list(targets) if targets else names
+    missing = [t for t in chosen if t not in names]
+    if missing:
+        raise ValueError(f"unknown targets {missing}; tasks are {names}")
+    for name, value in (("budget", budget), ("n_seeds", n_seeds)):
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if meta_samples is not None and (not isinstance(meta_samples, int) or meta_samples < 1):
+        raise ValueError(f"meta_samples must be a positive integer or None, got {meta_samples!r}")
+    for name in chosen:
+        size = len(bench.task(name).X)
+        if budget > size:
+            raise ValueError(
+                f"budget {budget} exceeds the {size} distinct configs of target {name!r} "
+                f"({bench.task(name).path}); lower --budget or leave that target out"
+            )
+    return chosen
+
+
+def run(
+    bench: TabularBenchmark,
+    *,
+    methods: Sequence[str] = METHODS,
+    budget: int = 30,
+    n_seeds: int = 5,
+    targets: Sequence[str] | None = None,
+    meta_samples: int | None = None,
+    seed: int = 0,
+    options: Mapping[str, Any] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Leave-one-task-out benchmark; returns a :mod:`~rmbo_tune.bench.report` document.
+
+    Parameters
+    ----------
+    bench : TabularBenchmark
+        Tasks from :func:`load_tabular`.
+    methods : sequence of str
+        Engine methods.
+    budget : int
+        Evaluations per run.
+    n_seeds : int
+        Runs per target and method (seeds ``0 .. n_seeds - 1``).
+    targets : sequence of str, optional
+        Target task names (default: every task).
+    meta_samples : int, optional
+        Rows drawn per meta-task (default: all rows).
+    seed : int
+        Base seed: the meta-task subsample and the engine seed of seed ``s`` on target ``k``
+        (position in the sorted task list) derive from ``(seed, k, s)``, the same for every
+        method.
+    options : mapping, optional
+        Engine options for every method.
+    progress : callable, optional
+        Called with a line of text after each run.
+
+    Returns
+    -------
+    dict
+        Results document: task ``"tabular"``, ``optimum`` None (each run carries its target's
+        optimum), ``settings`` (data, targets, loading summary), ``runs`` by method, each
+        record with ``target`` and ``seed`` added to those of :func:`search`,
+        and ``setup_seconds`` from :func:`make_engines`.
+    """
+    chosen = _check_run(bench, methods, budget, n_seeds, targets, meta_samples)
+    names = [t.name for t in bench.tasks]
+    runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
+    # One BLAS thread, as in the searcher: on two cores, threaded BLAS made the meta-GP fits
+    # 2-6x slower.
+    blas = ThreadpoolController()
+    for name, s in itertools.product(chosen, range(n_seeds)):
+        k = names.index(name)
+        target = bench.tasks[k]
+        rng = np.random.default_rng([seed, k, s])
+        meta_names, meta = _meta_tasks(bench, target, meta_samples, rng)
+        engine_seed = int(rng.integers(2**31))
+        with blas.limit(limits=1, user_api="blas"):
+            engines = make_engines(methods, target, meta, seed=engine_seed, options=options)
+            for method, (opt, setup) in engines.items():
+                rec = search(opt, target, meta_names, mode=bench.mode, budget=budget)
+                runs[method].append({"target": name, "seed": s, **rec, "setup_seconds": setup})
+                if progress is not None:
+                    best = report.best_so_far(rec["values"], bench.mode)[-1]
+                    ms = 1000 * float(np.median(rec["seconds"]))
+                    progress(
+                        f"{name} seed {s} {method}: regret {abs(rec['optimum'] - best):.4g} "
+                        f"after {budget}, {ms:.0f} ms/iter"
+                    )
+    enc = bench.encoding
+    return {
+        "task": "tabular",
+        "metric": bench.metric,
+        "mode": bench.mode,
+        "optimum": None,
+        "budget": budget,
+        "settings": {
+            "data": str(bench.tasks[0].path.parent),
+            "targets": chosen,
+            "n_seeds": n_seeds,
+            "seed": seed,
+            "meta_samples": meta_samples,
+            "methods": list(methods),
+            "options": dict(options or {}),
+            "columns": {
+                c: dict(zip(("low", "high", "log"), enc.numeric[c], strict=True))
+                if c in enc.numeric
+                else {"categories": enc.categories[c]}
+                for c in enc.columns
+            },
+            "features": enc.features,
+            "tasks": {
+                t.name: {
+                    "file": t.path.name,
+                    "rows": t.n_rows,
+                    "configs": len(t.X),
+                    "dropped_nan": t.n_dropped,
+                    "merged_duplicates": t.n_merged,
+                    "best": t.best(bench.mode),
+                }
+                for t in bench.tasks
+            },
+        },
+        "runs": runs,
+    }
+
+
+def describe(bench: TabularBenchmark) -> str:
+    """One line per task (rows, configs, dropped and merged rows, best value) and the encoding."""
+    enc = bench.encoding
+    cols = ", ".join(
+        (f"{c} (log)" if enc.numeric[c][2] else c)
+        if c in enc.numeric
+        else f"{c} ({len(enc.categories[c])} categories)"
+        for c in enc.columns
+    )
+    lines = [f"{len(bench.tasks)} tasks, columns: {cols}; {len(enc.features)} cube dimensions"]
+    for t in bench.tasks:
+        lines.append(
+            f"  {t.name}: {t.n_rows} rows, {len(t.X)} configs, {t.n_dropped} dropped "
+            f"(NaN {bench.metric}), {t.n_merged} duplicates merged, best {t.best(bench.mode):.6g}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Command-line entry point (``rmbo-tune bench tabular``)."""
+    p = argparse.ArgumentParser(
+        prog="rmbo-tune bench tabular",
+        description="Leave-one-task-out meta-BO on tabular benchmarks (one CSV / JSON-lines "
+        "file per task). Format: python -m pydoc rmbo_tune.bench.tabular",
+    )
+    p.add_argument("--data", required=True, help="directory with one .csv/.jsonl file per task")
+    p.add_argument("--metric", default="value", help="metric column (default: value)")
+    p.add_argument("--mode", required=True, choices=["min", "max"])
+    p.add_argument("--log-columns", default="", help="comma-separated columns to log-scale")
+    p.add_argument(
+        "--no-auto-log",
+        action="store_true",
+        help="do not log-scale positive columns spanning more than 3 orders of magnitude",
+    )
+    p.add_argument("--ignore-columns", default="", help="comma-separated columns to drop")
+    p.add_argument("--targets", default="", help="comma-separated target tasks (default: all)")
+    p.add_argument("--methods", default=",".join(METHODS), help=f"from {','.join(METHODS)}")
+    p.add_argument("--budget", type=int, default=30)
+    p.add_argument("--seeds", type=int, default=5, help="seeds per target and method")
+    p.add_argument("--seed", type=int, default=0, help="base seed")
+    p.add_argument("--meta-samples", type=int, default=None, help="rows per meta-task")
+    p.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="engine option (value parsed as JSON, else text), e.g. beta_scale=0.2",
+    )
+    p.add_argument("--out", default="bench-results/tabular")
+    a = p.parse_args(argv)
+    options = {}
+    for item in a.option:
+        key, sep, value = item.partition("=")
+        if not sep:
+            p.error(f"--option expects KEY=VALUE, got {item!r}")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    try:
+        bench = load_tabular(
+            a.data,
+            mode=a.mode,
+            metric=a.metric,
+            log_columns=_names(a.log_columns),
+            auto_log=not a.no_auto_log,
+            ignore_columns=_names(a.ignore_columns),
+        )
+        methods, targets = _names(a.methods), _names(a.targets) or None
+        _check_run(bench, methods, a.budget, a.seeds, targets, a.meta_samples)
+    except ValueError as exc:
+        p.error(str(exc))
+    print(describe(bench), flush=True)
+    most = max(len(t.X) for t in bench.tasks)
+    if a.meta_samples is None and most > 500:
+        print(
+            f"note: meta-tasks of up to {most} configs; fitting their GPs costs O(n^3) per "
+            "target and seed, --meta-samples 200 is much faster",
+            flush=True,
+        )
+    t0 = time.time()
+    doc = run(
+        bench,
+        methods=methods,
+        budget=a.budget,
+        n_seeds=a.seeds,
+        targets=targets,
+        meta_samples=a.meta_samples,
+        seed=a.seed,
+        options=options,
+        progress=lambda line: print(line, flush=True),
+    )
+    horizons = sorted({h for h in HORIZONS if h <= a.budget} | {a.budget})
+    files = report.write_outputs(doc, a.out, horizons)
+    print(f"\n{time.time() - t0:.0f} s; wrote {', '.join(str(f) for f in files.values())}\n")
+    print(report.summary_markdown(doc, horizons))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,475 @@
+"""Run benchmark searches through real Ray Tune: meta-task experiments, then the target search.
+
+A :class:`TuneTask` names a workload of :mod:`trainables` (its trainable, metric, mode and
+search space), the fixed config of the target task and of each meta-task. :func:`run_benchmark`
+
+1. runs one ordinary Tune experiment per meta-task (as a user's earlier experiments would be;
+   GP-UCB by default, as in the paper, or Tune's random search), into ``<out>/meta``;
+2. searches the target task with each method and seed, sequentially (one trial at a time, as
+   in the paper), every engine method given the meta-task directories as ``meta_tasks``;
+3. returns a results document (:mod:`rmbo_tune.bench.report`) with each trial's metric in
+   suggestion order, the searcher's time per trial and, for the meta-BO methods, the
+   meta-weights at every suggestion.
+
+Methods: the engine's ``rm-gp-ucb``, ``rm-gp-ts``, ``gp-ucb``, ``rgpe``, ``taf`` and ``random``
+(all through :class:`~rmbo_tune.RMBOSearcher`), Tune's ``BasicVariantGenerator``
+(``tune-random``) and ``OptunaSearch`` (``optuna``, TPE; only when optuna is installed).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ray import tune
+from ray.tune.search import BasicVariantGenerator, ConcurrencyLimiter, Searcher
+
+from rmbo_tune.searcher import RMBOSearcher
+
+ENGINE_METHODS = ("rm-gp-ucb", "rm-gp-ts", "gp-ucb", "rgpe", "taf", "random")
+TUNE_METHODS = ("tune-random", "optuna")
+METHODS = ENGINE_METHODS + TUNE_METHODS
+META_METHODS = ("rm-gp-ucb", "rm-gp-ts", "rgpe", "taf")
+SOURCES = ("gp-ucb", "random")
+
+
+def optuna_available() -> bool:
+    """Whether ``optuna`` can be imported (the ``optuna`` method needs it)."""
+    try:
+        import optuna  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class TuneTask:
+    """A target task and its meta-tasks on one :mod:`trainables` workload.
+
+    Attributes
+    ----------
+    name : str
+        Task name (used for directories and reports).
+    workload : str
+        A key of :data:`trainables.meta_tasks.WORKLOADS` (``cnn``, ``siamese``, ``logreg``,
+        ``cartpole``).
+    target : dict
+        Fixed config entries of the target task (e.g. ``{"stage": 5}``).
+    meta_tasks : dict
+        Meta-task name to its fixed config entries.
+    fixed : dict
+        Fixed config shared by target and meta-tasks (epochs, seed, ...).
+    optimum : float, optional
+        Best achievable metric, when known (CartPole: 1.0); regret otherwise uses the best
+        value any method found.
+    space : dict, optional
+        Search space replacing the workload's default.
+    metric : str, optional
+        Metric replacing the workload's default (same direction unless ``mode`` is given).
+    mode : {"min", "max"}, optional
+        Direction of ``metric``.
+    """
+
+    name: str
+    workload: str
+    target: dict[str, Any]
+    meta_tasks: dict[str, dict[str, Any]]
+    fixed: dict[str, Any] = field(default_factory=dict)
+    optimum: float | None = None
+    space: dict[str, Any] | None = None
+    metric: str | None = None
+    mode: str | None = None
+
+    def spec(self) -> tuple[Callable[[dict[str, Any]], None], str, str, dict[str, Any]]:
+        """Trainable, metric, mode and search space of the workload."""
+        from trainables.meta_tasks import WORKLOADS
+
+        if self.workload not in WORKLOADS:
+            raise ValueError(
+                f"unknown workload {self.workload!r}; expected one of {sorted(WORKLOADS)}"
+            )
+        fn, metric, mode, space = WORKLOADS[self.workload]
+        return (
+            fn,
+            self.metric or metric,
+            self.mode or mode,
+            dict(self.space) if self.space is not None else space(),
+        )
+
+
+class TimedLimiter(ConcurrencyLimiter):
+    """A ConcurrencyLimiter that records trial order and the searcher's seconds per trial."""
+
+    def __init__(self, searcher: Searcher, max_concurrent: int = 1) -> None:
+        super().__init__(searcher, max_concurrent=max_concurrent)
+        self.order: list[str] = []
+        self.seconds: dict[str, float] = {}
+
+    def suggest(self, trial_id: str) -> dict | None:
+        t0 = time.perf_counter()
+        config = super().suggest(trial_id)
+        if isinstance(config, dict):
+            self.order.append(trial_id)
+            self.seconds[trial_id] = time.perf_counter() - t0
+        return config
+
+    def on_trial_complete(
+        self, trial_id: str, result: dict | None = None, error: bool = False
+    ) -> None:
+        t0 = time.perf_counter()
+        super().on_trial_complete(trial_id, result=result, error=error)
+        if trial_id in self.seconds:
+            self.seconds[trial_id] += time.perf_counter() - t0
+
+
+class TimedVariantGenerator(BasicVariantGenerator):
+    """Tune's random search, recording trial order and time per created trial."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.order: list[str] = []
+        self.seconds: dict[str, float] = {}
+
+    def next_trial(self) -> Any:
+        t0 = time.perf_counter()
+        trial = super().next_trial()
+        if trial is not None:
+            self.order.append(trial.trial_id)
+            self.seconds[trial.trial_id] = time.perf_counter() - t0
+        return trial
+
+
+def make_search_alg(
+    method: str,
+    metric: str,
+    mode: str,
+    *,
+    seed: int,
+    meta_tasks: Mapping[str, str | Path] | None = None,
+    max_concurrent: int = 1,
+    options: Mapping[str, Any] | None = None,
+) -> TimedLimiter | TimedVariantGenerator:
+    """The search algorithm for one benchmark run, wrapped to record order and timing.
+
+    Parameters
+    ----------
+    method : str
+        One of :data:`METHODS`.
+    metric, mode : str
+        The target's metric and direction.
+    seed : int
+        Seed of the searcher.
+    meta_tasks : mapping, optional
+        Meta-task name to experiment directory (used by the engine's meta-BO methods only).
+    max_concurrent : int
+        Trials at once.
+    options : mapping, optional
+        Extra :class:`~rmbo_tune.RMBOSearcher` options for the engine methods.
+
+    Returns
+    -------
+    TimedLimiter or TimedVariantGenerator
+        Pass as ``TuneConfig(search_alg=...)``.
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; expected one of {METHODS}")
+    if method == "tune-random":
+        return TimedVariantGenerator(random_state=seed, max_concurrent=max_concurrent)
+    searcher: Searcher
+    if method == "optuna":
+        if not optuna_available():
+            raise ImportError("method 'optuna' needs optuna: pip install optuna")
+        from ray.tune.search.optuna import OptunaSearch
+
+        searcher = OptunaSearch(metric=metric, mode=mode, seed=seed)
+    else:
+        meta = (
+            {name: str(p) for name, p in meta_tasks.items()}
+            if meta_tasks and method in META_METHODS
+            else None
+        )
+        searcher = RMBOSearcher(
+            metric=metric,
+            mode=mode,
+            method=method,
+            meta_tasks=meta or None,
+            seed=seed,
+            **dict(options or {}),
+        )
+    return TimedLimiter(searcher, max_concurrent=max_concurrent)
+
+
+def run_search(
+    task: TuneTask,
+    method: str,
+    *,
+    seed: int,
+    budget: int,
+    storage_path: str | Path,
+    meta_dirs: Mapping[str, str | Path] | None = None,
+    max_concurrent: int = 1,
+    resources: Mapping[str, float] | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Search the target task with one method and seed through ``tune.Tuner``.
+
+    Parameters
+    ----------
+    task : TuneTask
+        The task.
+    method : str
+        One of :data:`METHODS`.
+    seed : int
+        Searcher seed.
+    budget : int
+        Number of trials (``num_samples``).
+    storage_path : str or path-like
+        Where the experiment is written (``<storage_path>/<task>-<method>-s<seed>``).
+    meta_dirs : mapping, optional
+        Meta-task name to experiment directory.
+    max_concurrent : int
+        Trials at once (1: sequential, as in the paper).
+    resources : mapping, optional
+        Per-trial resources (``{"cpu": 1, "gpu": 1}``).
+    options : mapping, optional
+        Extra RMBOSearcher options.
+
+    Returns
+    -------
+    dict
+        A run record for :mod:`rmbo_tune.bench.report`: ``seed``, ``values``, ``seconds``,
+        ``weights``, ``nu``, ``wall``.
+    """
+    fn, metric, mode, space = task.spec()
+    alg = make_search_alg(
+        method,
+        metric,
+        mode,
+        seed=seed,
+        meta_tasks=meta_dirs,
+        max_concurrent=max_concurrent,
+        options=options,
+    )
+    trainable = tune.with_resources(fn, dict(resources)) if resources else fn
+    t0 = time.perf_counter()
+    grid = tune.Tuner(
+        trainable,
+        param_space={**space, **task.fixed, **task.target},
+        tune_config=tune.TuneConfig(
+            metric=metric,
+            mode=mode,
+            search_alg=alg,
+            num_samples=int(budget),
+            reuse_actors=True,
+        ),
+        run_config=tune.RunConfig(
+            name=f"{task.name}-{method}-s{seed}",
+            storage_path=str(Path(storage_path).resolve()),
+            verbose=0,
+        ),
+    ).fit()
+    wall = time.perf_counter() - t0
+    final = {}
+    for result in grid:
+        trial_id = result.metrics.get("trial_id") if result.metrics else None
+        value = result.metrics.get(metric) if result.metrics else None
+        if trial_id is not None:
+            ok = result.error is None and isinstance(value, int | float) and math.isfinite(value)
+            final[trial_id] = float(value) if ok else math.nan
+    order = alg.order
+    record: dict[str, Any] = {
+        "seed": seed,
+        "values": [final.get(t, math.nan) for t in order],
+        "seconds": [alg.seconds[t] for t in order],
+        "wall": wall,
+    }
+    inner = getattr(alg, "searcher", None)
+    if isinstance(inner, RMBOSearcher):
+        by_trial = {h["trial_id"]: h for h in inner.history}
+        record["weights"] = [dict(by_trial.get(t, {}).get("weights") or {}) for t in order]
+        record["nu"] = [by_trial.get(t, {}).get("nu") for t in order]
+    return record
+
+
+def run_meta_experiments(
+    task: TuneTask,
+    *,
+    storage_path: str | Path,
+    num_samples: int,
+    source: str = "gp-ucb",
+    seed: int = 0,
+    resources: Mapping[str, float] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Path]:
+    """Run one Tune experiment per meta-task; return their directories by task name.
+
+    Parameters
+    ----------
+    task : TuneTask
+        The task whose ``meta_tasks`` to run.
+    storage_path : str or path-like
+        Root directory; experiments are ``<storage_path>/<task>-meta-<name>``.
+    num_samples : int
+        Trials per meta-task (paper: 50).
+    source : {"gp-ucb", "random"}
+        How each earlier experiment searched: our GP-UCB (the paper's independent BO runs) or
+        Tune's random search.
+    seed : int
+        Seed (meta-task ``i`` uses ``seed + i``).
+    resources : mapping, optional
+        Per-trial resources.
+    progress : callable, optional
+        Called with a line of text after each experiment.
+
+    Returns
+    -------
+    dict
+        Meta-task name to experiment directory.
+    """
+    from trainables.meta_tasks import run_meta_tasks
+
+    if source not in SOURCES:
+        raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
+    _, metric, mode, space = task.spec()
+
+    def search_alg(i: int) -> Any:
+        if source == "random":
+            return BasicVariantGenerator(random_state=seed + i)
+        return RMBOSearcher(metric=metric, mode=mode, method="gp-ucb", seed=seed + i)
+
+    dirs = {}
+    for i, (name, cfg) in enumerate(task.meta_tasks.items()):
+        t0 = time.perf_counter()
+        dirs.update(
+            run_meta_tasks(
+                task.workload,
+                {name: cfg},
+                storage_path=storage_path,
+                num_samples=num_samples,
+                prefix=f"{task.name}-meta",
+                fixed={**space, **task.fixed},
+                resources=resources,
+                max_concurrent_trials=1,
+                search_alg=lambda _j, i=i: search_alg(i),
+                verbose=0,
+            )
+        )
+        if progress is not None:
+            progress(
+                f"  meta-task {name}: {num_samples} trials ({source}) in "
+                f"{time.perf_counter() - t0:.1f} s"
+            )
+    return dirs
+
+
+def run_benchmark(
+    task: TuneTask,
+    *,
+    methods: Sequence[str],
+    seeds: Sequence[int],
+    budget: int,
+    out_dir: str | Path,
+    meta_samples: int = 50,
+    source: str = "gp-ucb",
+    meta_dirs: Mapping[str, str | Path] | None = None,
+    resources: Mapping[str, float] | None = None,
+    options: Mapping[str, Any] | None = None,
+    progress: Callable[[str], None] | None = print,
+) -> dict[str, Any]:
+    """Meta-task experiments, then every method and seed on the target; a results document.
+
+    Parameters
+    ----------
+    task : TuneTask
+        The task.
+    methods : sequence of str
+        Methods from :data:`METHODS`.
+    seeds : sequence of int
+        One run per method and seed.
+    budget : int
+        Trials per run.
+    out_dir : str or path-like
+        Experiments go to ``<out_dir>/meta`` and ``<out_dir>/runs``.
+    meta_samples : int
+        Trials per meta-task experiment.
+    source : {"gp-ucb", "random"}
+        How the meta-task experiments search.
+    meta_dirs : mapping, optional
+        Existing meta-task experiments (name to directory) instead of running them.
+    resources : mapping, optional
+        Per-trial resources.
+    options : mapping, optional
+        Extra RMBOSearcher options.
+    progress : callable, optional
+        Receives progress lines (default: print).
+
+    Returns
+    -------
+    dict
+        A results document for :func:`rmbo_tune.bench.report.write_outputs`.
+    """
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise ValueError(f"unknown method(s) {unknown}; expected some of {METHODS}")
+    if int(budget) < 1:
+        raise ValueError(f"budget must be >= 1, got {budget!r}")
+    say = progress or (lambda _line: None)
+    _, metric, mode, _ = task.spec()
+    out = Path(out_dir).resolve()
+    t_start = time.perf_counter()
+    if meta_dirs is None:
+        say(f"[{task.name}] {len(task.meta_tasks)} meta-task experiments -> {out / 'meta'}")
+        dirs = run_meta_experiments(
+            task,
+            storage_path=out / "meta",
+            num_samples=meta_samples,
+            source=source,
+            seed=10_000,
+            resources=resources,
+            progress=say,
+        )
+    else:
+        dirs = {k: Path(v) for k, v in meta_dirs.items()}
+    runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
+    for seed in seeds:
+        for method in methods:
+            rec = run_search(
+                task,
+                method,
+                seed=seed,
+                budget=budget,
+                storage_path=out / "runs",
+                meta_dirs=dirs,
+                resources=resources,
+                options=options,
+            )
+            runs[method].append(rec)
+            vals = [v for v in rec["values"] if math.isfinite(v)]
+            best = (max if mode == "max" else min)(vals) if vals else math.nan
+            say(
+                f"[{task.name}] {method:>11} seed {seed}: best {metric} {best:.4f} after "
+                f"{len(rec['values'])} trials ({rec['wall']:.1f} s)"
+            )
+    return {
+        "task": task.name,
+        "metric": metric,
+        "mode": mode,
+        "optimum": task.optimum,
+        "budget": int(budget),
+        "settings": {
+            "workload": task.workload,
+            "target": task.target,
+            "fixed": task.fixed,
+            "meta_tasks": task.meta_tasks,
+            "meta_samples": meta_samples,
+            "source": source,
+            "seeds": list(seeds),
+            "methods": list(methods),
+            "wall_seconds": time.perf_counter() - t_start,
+        },
+        "runs": runs,
+    }

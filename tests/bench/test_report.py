@@ -1,0 +1,104 @@
+"""Results documents: best-so-far, summary statistics, tables and plots."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from rmbo_tune.bench import report
+
+
+def _doc(optimum=None, **runs) -> dict:
+    return {
+        "task": "toy",
+        "metric": "loss",
+        "mode": "min",
+        "optimum": optimum,
+        "budget": 4,
+        "runs": runs,
+    }
+
+
+def test_best_so_far_respects_mode_and_skips_failures() -> None:
+    np.testing.assert_array_equal(report.best_so_far([3, 1, 2, 0.5], "min"), [3, 1, 1, 0.5])
+    np.testing.assert_array_equal(report.best_so_far([1, 3, 2, 4], "max"), [1, 3, 3, 4])
+    out = report.best_so_far([math.nan, 2.0, math.inf, 1.0], "min")
+    assert math.isnan(out[0])
+    np.testing.assert_array_equal(out[1:], [2.0, 2.0, 1.0])
+    with pytest.raises(ValueError, match="mode"):
+        report.best_so_far([1.0], "minimize")
+
+
+def test_summarize_mean_and_standard_error() -> None:
+    doc = _doc(
+        a=[
+            {"values": [4, 2, 3, 1], "seconds": [0.001] * 4},
+            {"values": [2, 2, 2, 2], "seconds": [0.003] * 4},
+        ],
+        b=[{"values": [5, 5, 5, 0], "seconds": [0.002] * 4}],
+    )
+    rows = {r["method"]: r for r in report.summarize(doc, [1, 2, 4, 9])}
+    mean, se = rows["a"]["best@2"]
+    assert mean == pytest.approx(2.0) and se == pytest.approx(0.0)
+    mean, se = rows["a"]["best@1"]
+    assert mean == pytest.approx(3.0) and se == pytest.approx(np.std([4, 2], ddof=1) / np.sqrt(2))
+    # no optimum given: regret against the best value any run found (0, from method b)
+    assert rows["a"]["regret@4"][0] == pytest.approx(1.5)
+    assert rows["b"]["regret@4"] == (0.0, 0.0)
+    assert "best@9" not in rows["a"]  # beyond the budget
+    assert rows["a"]["ms"] == pytest.approx(2.0)
+
+
+def test_per_run_optimum_and_table_text() -> None:
+    doc = _doc(
+        a=[
+            {"values": [3, 2], "optimum": 1.0, "seconds": [0.0, 0.0]},
+            {"values": [5, 5], "optimum": 4.0, "seconds": [0.0, 0.0]},
+        ],
+    )
+    rows = report.summarize(doc, [2])
+    assert rows[0]["regret@2"][0] == pytest.approx(1.0)
+    text = report.summary_markdown(doc, [2])
+    assert "each run's own optimum" in text
+    assert "| a | 2 | 1.000 ± 0.000 | 0.0 |" in text
+    assert "best-so-far" not in text  # meaningless across different functions
+
+
+def test_write_outputs_round_trip(tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    doc = _doc(
+        optimum=0.0,
+        a=[
+            {
+                "values": [3, 2, 1, 1],
+                "seconds": [0.0] * 4,
+                "weights": [{"t1": 0.5, "t2": 0.5}, {"t1": 0.7, "t2": 0.3}] * 2,
+            }
+        ],
+        b=[{"values": [3, math.nan, 2, 1], "seconds": [0.0] * 4}],
+    )
+    files = report.write_outputs(doc, tmp_path / "out", [1, 4])
+    assert set(files) == {"json", "markdown", "best_so_far", "meta_weights"}
+    for path in files.values():
+        assert path.stat().st_size > 0
+    assert files["best_so_far"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    back = report.load_results(tmp_path / "out")
+    assert back["runs"]["a"][0]["values"] == [3, 2, 1, 1]
+    assert math.isnan(back["runs"]["b"][0]["values"][1])
+    assert "the optimum 0.0" in files["markdown"].read_text()
+
+
+def test_no_weights_no_weight_plot(tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    files = report.write_outputs(_doc(a=[{"values": [1.0], "seconds": [0.0]}]), tmp_path, [1])
+    assert "meta_weights" not in files
+
+
+def test_load_results_errors(tmp_path) -> None:
+    with pytest.raises(FileNotFoundError, match="no benchmark results"):
+        report.load_results(tmp_path)
+    (tmp_path / "results.json").write_text('{"task": "x"}')
+    with pytest.raises(ValueError, match="missing 'metric'"):
+        report.load_results(tmp_path)

@@ -1,0 +1,183 @@
+"""Benchmark tasks through real Ray Tune, each on a tiny budget, and the Tune-side runner."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import pytest
+
+from rmbo_tune.bench import tasks, tune_runner
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.ray
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    import ray
+
+    path = os.environ.get("PYTHONPATH", "")
+    os.environ["PYTHONPATH"] = f"{ROOT}{os.pathsep}{path}" if path else str(ROOT)
+    os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def _check_outputs(out: Path, doc: dict, methods: list[str], budget: int) -> None:
+    for name in ("results.json", "results.md", "best_so_far.png"):
+        assert (out / name).stat().st_size > 0, name
+    assert json.loads((out / "results.json").read_text())["task"] == doc["task"]
+    assert list(doc["runs"]) == methods
+    for method in methods:
+        for run in doc["runs"][method]:
+            assert len(run["values"]) == budget, method
+            assert all(math.isfinite(v) for v in run["values"]), method
+            assert len(run["seconds"]) == budget
+
+
+def test_cartpole_all_tune_methods(ray_local, tmp_path) -> None:
+    methods = ["rm-gp-ucb", "rm-gp-ts", "gp-ucb", "tune-random"]
+    if tune_runner.optuna_available():
+        methods.append("optuna")
+    out = tmp_path / "cartpole"
+    doc = tasks.main(
+        [
+            "--seeds",
+            "1",
+            "--budget",
+            "3",
+            "--meta-samples",
+            "4",
+            "--n-meta",
+            "1",
+            "--methods",
+            *methods,
+            "--out",
+            str(out),
+        ],
+        task_name="cartpole",
+    )
+    _check_outputs(out, doc, methods, 3)
+    assert (out / "meta_weights.png").stat().st_size > 0
+    # 3 similar + 1 random meta-tasks, each a real Tune experiment read back from disk
+    assert len(list((out / "meta").glob("cartpole-meta-*"))) == 4
+    run = doc["runs"]["rm-gp-ucb"][0]
+    assert set(run["weights"][0]) == {"similar0", "similar1", "similar2", "random0"}
+    assert all(0.0 <= v <= 1.0 for v in run["values"])
+    assert "gp-ucb" in (out / "results.md").read_text()
+
+
+def test_pima_and_meta_dirs_reused(ray_local, tmp_path) -> None:
+    out = tmp_path / "pima"
+    doc = tasks.main(
+        [
+            "--seeds",
+            "2",
+            "--budget",
+            "2",
+            "--meta-samples",
+            "3",
+            "--epochs",
+            "2",
+            "--methods",
+            "rm-gp-ucb",
+            "random",
+            "--out",
+            str(out),
+        ],
+        task_name="pima",
+    )
+    _check_outputs(out, doc, ["rm-gp-ucb", "random"], 2)
+    assert doc["metric"] == "val_loss"
+    assert len(doc["runs"]["rm-gp-ucb"]) == 2
+    # an existing set of meta-task experiments can be reused without rerunning them
+    dirs = {p.name.removeprefix("pima-meta-"): p for p in sorted((out / "meta").iterdir())}
+    assert sorted(dirs) == ["stage1", "stage2", "stage3", "stage4"]
+    again = tune_runner.run_benchmark(
+        tasks.pima_task(epochs=2),
+        methods=["rm-gp-ucb"],
+        seeds=[0],
+        budget=2,
+        out_dir=tmp_path / "again",
+        meta_dirs=dirs,
+        progress=None,
+    )
+    assert again["runs"]["rm-gp-ucb"][0]["values"] == pytest.approx(
+        doc["runs"]["rm-gp-ucb"][0]["values"], rel=1e-5
+    )
+    assert not (tmp_path / "again" / "meta").exists()
+
+
+@pytest.mark.slow
+def test_cnn_digits_tiny(ray_local, tmp_path) -> None:
+    pytest.importorskip("tensorflow")
+    out = tmp_path / "cnn"
+    doc = tasks.main(
+        [
+            "--seeds",
+            "1",
+            "--budget",
+            "2",
+            "--meta-samples",
+            "2",
+            "--epochs",
+            "1",
+            "--methods",
+            "rm-gp-ucb",
+            "tune-random",
+            "--out",
+            str(out),
+        ],
+        task_name="cnn-digits",
+    )
+    _check_outputs(out, doc, ["rm-gp-ucb", "tune-random"], 2)
+    assert all(0.0 <= v <= 1.0 for v in doc["runs"]["rm-gp-ucb"][0]["values"])
+
+
+@pytest.mark.slow
+def test_omniglot_small_tiny(ray_local, tmp_path) -> None:
+    pytest.importorskip("tensorflow")
+    out = tmp_path / "omniglot"
+    doc = tasks.main(
+        [
+            "--seeds",
+            "1",
+            "--budget",
+            "2",
+            "--meta-samples",
+            "2",
+            "--epochs",
+            "1",
+            "--n-meta",
+            "2",
+            "--methods",
+            "rm-gp-ucb",
+            "gp-ucb",
+            "--out",
+            str(out),
+        ],
+        task_name="omniglot-small",
+    )
+    _check_outputs(out, doc, ["rm-gp-ucb", "gp-ucb"], 2)
+    assert len(doc["runs"]["rm-gp-ucb"][0]["weights"][0]) == 2
+
+
+def test_bad_arguments_are_named() -> None:
+    with pytest.raises(ValueError, match="unknown method"):
+        tune_runner.make_search_alg("hyperband", "m", "min", seed=0)
+    with pytest.raises(ValueError, match="source must be"):
+        tune_runner.run_meta_experiments(
+            tasks.pima_task(), storage_path="/nonexistent", num_samples=1, source="grid"
+        )
+    with pytest.raises(ValueError, match="budget must be >= 1"):
+        tune_runner.run_benchmark(
+            tasks.pima_task(), methods=["random"], seeds=[0], budget=0, out_dir="/nonexistent"
+        )
+    with pytest.raises(ValueError, match="unknown workload"):
+        tune_runner.TuneTask("x", "xgboost", {}, {}).spec()
+    with pytest.raises(SystemExit):
+        tasks.main(["--n-meta", "2"], task_name="pima")

@@ -1,0 +1,52 @@
+"""The ``rmbo-tune`` command dispatches to the demo, inspect and every benchmark."""
+
+from __future__ import annotations
+
+import pytest
+
+from rmbo_tune import cli
+
+
+@pytest.mark.parametrize("task", [*cli.TUNE_TASKS, *cli.BENCHES])
+def test_bench_help_for_every_task(task, capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["bench", task, "--help"])
+    assert exc.value.code == 0
+    assert "--" in capsys.readouterr().out
+
+
+def test_demo_help(capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["demo", "--help"])
+    assert exc.value.code == 0
+    assert "--seeds" in capsys.readouterr().out
+
+
+def test_unknown_task_is_refused(capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["bench", "mnist"])
+    assert exc.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_synthetic_bench_writes_outputs(tmp_path, capsys) -> None:
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "syn"
+    code = cli.main(
+        [
+            "bench",
+            "synthetic",
+            "--functions",
+            "2",
+            "--iterations",
+            "4",
+            "--methods",
+            "rm-gp-ucb",
+            "gp-ucb",
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == 0
+    assert (out / "results.json").is_file() and (out / "best_so_far.png").is_file()
+    assert "| rm-gp-ucb | 2 |" in capsys.readouterr().out

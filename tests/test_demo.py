@@ -1,0 +1,49 @@
+"""``rmbo-tune demo`` end to end on a reduced budget (real Ray Tune, CartPole)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.ray
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    import ray
+
+    path = os.environ.get("PYTHONPATH", "")
+    os.environ["PYTHONPATH"] = f"{ROOT}{os.pathsep}{path}" if path else str(ROOT)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def test_demo_reduced_budget_writes_table_and_plots(ray_local, tmp_path, capsys) -> None:
+    pytest.importorskip("gymnasium")
+    pytest.importorskip("matplotlib")
+    from rmbo_tune import demo
+
+    out = tmp_path / "demo"
+    doc = demo.main(["--seeds", "2", "--budget", "5", "--meta-samples", "4", "--out", str(out)])
+    text = capsys.readouterr().out
+    for name in ("results.json", "results.md", "best_so_far.png", "meta_weights.png"):
+        assert (out / name).stat().st_size > 0, name
+    assert len(list((out / "meta").glob("cartpole-meta-*"))) == 10
+    assert set(doc["runs"]) == set(demo.METHODS)
+    assert all(len(r["values"]) == 5 for runs in doc["runs"].values() for r in runs)
+    # progress lines while it runs, then the table and the weights summary
+    assert "meta-task similar0" in text and "rm-gp-ucb seed 1" in text
+    assert "| rm-gp-ucb | 2 |" in text
+    assert "after  5 trials" in text
+    assert "final meta-weights" in text
+
+
+def test_demo_rejects_bad_budget() -> None:
+    from rmbo_tune import demo
+
+    with pytest.raises(SystemExit):
+        demo.main(["--budget", "0"])
