@@ -57,6 +57,9 @@ receives ``results.json``, ``results.md``, ``best_so_far.png`` (simple regret) a
 ``meta_weights.png``; the latter plots the meta-task names of the first run, so it is only
 meaningful for a single target (``--targets NAME``).
 
+The loader (reading, validation, encoding) is :mod:`rmbo_tune.bench.tabular_data`; its
+public names are re-exported here.
+
 Only numpy, scipy, threadpoolctl and the engine are used: CSV and JSON lines are read with
 the standard library rather than pandas, so the benchmark neither needs nor imports Ray.
 """
@@ -64,378 +67,40 @@ the standard library rather than pandas, so the benchmark neither needs nor impo
 from __future__ import annotations
 
 import argparse
-import csv
 import itertools
 import json
-import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
-from scipy.spatial import cKDTree
 from threadpoolctl import ThreadpoolController
 
 from rmbo_tune.bench import report
+from rmbo_tune.bench.tabular_data import (
+    Array,
+    Encoding,
+    TabularBenchmark,
+    TabularTask,
+    describe,
+    load_tabular,
+)
 from rmbo_tune.engine import METHODS, MetaBO
 from rmbo_tune.engine.options import META_METHODS
 
-Array = NDArray[np.float64]
-SUFFIXES = (".csv", ".jsonl")
+__all__ = [
+    "Encoding",
+    "TabularBenchmark",
+    "TabularTask",
+    "describe",
+    "load_tabular",
+    "main",
+    "make_engines",
+    "run",
+    "search",
+]
+
 HORIZONS = (1, 5, 10, 20, 30, 50, 100)
-AUTO_LOG_RATIO = 1e3
-# Distinct configs must be this far apart in the cube: the engine treats points closer than
-# its duplicate_tol (1e-6) as one, so closer configs could never both be suggested.
-MIN_SEPARATION = 1e-5
-
-
-@dataclass(frozen=True)
-class Encoding:
-    """How configs map to the unit cube.
-
-    Attributes
-    ----------
-    columns : list of str
-        Hyperparameter columns, in the order of each config tuple.
-    numeric : dict
-        Numeric column to ``(low, high, log)``: the cube coordinate is
-        ``(v - low) / (high - low)``, with ``v = log10(value)`` when ``log``.
-    categories : dict
-        Categorical column to its sorted categories (one cube coordinate each).
-    features : list of str
-        Name of each cube coordinate (``column`` or ``column=category``).
-    """
-
-    columns: list[str]
-    numeric: dict[str, tuple[float, float, bool]]
-    categories: dict[str, list[str]]
-    features: list[str]
-
-    def encode(self, configs: Sequence[tuple]) -> Array:
-        """Configs (tuples in ``columns`` order) as points of shape (n, n_features)."""
-        parts = []
-        for j, col in enumerate(self.columns):
-            vals = [c[j] for c in configs]
-            if col in self.numeric:
-                low, high, log = self.numeric[col]
-                if high > low:
-                    v = np.asarray(vals, dtype=np.float64)
-                    parts.append((((np.log10(v) if log else v) - low) / (high - low))[:, None])
-            else:
-                cats = self.categories[col]
-                if len(cats) > 1:
-                    parts.append(
-                        np.array([[v == c for c in cats] for v in vals], dtype=np.float64)
-                    )
-        return np.clip(np.hstack(parts), 0.0, 1.0)
-
-
-@dataclass(frozen=True)
-class TabularTask:
-    """One task's grid: distinct configs and their (averaged) metric values.
-
-    Attributes
-    ----------
-    name, path
-        Task name (file stem) and the file read.
-    configs : list of tuple
-        Distinct configs in the encoding's column order (floats for numeric columns).
-    X : ndarray of shape (n_configs, n_features)
-        The configs in the unit cube.
-    values : ndarray of shape (n_configs,)
-        Metric in the table's units (mean over duplicate rows).
-    n_rows, n_dropped, n_merged : int
-        Rows read, rows dropped for a missing or non-finite metric, duplicate rows merged.
-    """
-
-    name: str
-    path: Path
-    configs: list[tuple]
-    X: Array
-    values: Array
-    n_rows: int
-    n_dropped: int
-    n_merged: int
-
-    def best(self, mode: str) -> float:
-        """Best metric value of the grid."""
-        return float(self.values.max() if mode == "max" else self.values.min())
-
-
-@dataclass(frozen=True)
-class TabularBenchmark:
-    """Tasks loaded by :func:`load_tabular`, sorted by name, sharing one encoding."""
-
-    tasks: list[TabularTask]
-    encoding: Encoding
-    metric: str
-    mode: str
-
-    def task(self, name: str) -> TabularTask:
-        """The task called ``name``."""
-        for t in self.tasks:
-            if t.name == name:
-                return t
-        raise ValueError(f"no task {name!r}; tasks are {[t.name for t in self.tasks]}")
-
-
-# ---------------------------------------------------------------------- reading
-def _csv_rows(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
-    with path.open(newline="") as fh:
-        reader = csv.reader(fh)
-        header = next(reader, None)
-        if header is None:
-            raise ValueError(f"{path} is empty; expected a header row of column names")
-        header = [h.strip() for h in header]
-        dup = sorted({h for h in header if header.count(h) > 1})
-        if dup:
-            raise ValueError(f"{path} has duplicate column names {dup}")
-        rows = []
-        for fields in reader:
-            if not fields or all(not f.strip() for f in fields):
-                continue
-            if len(fields) != len(header):
-                raise ValueError(
-                    f"{path} line {reader.line_num}: {len(fields)} fields, expected "
-                    f"{len(header)} (columns {header})"
-                )
-            rows.append(
-                (reader.line_num, {h: f.strip() for h, f in zip(header, fields, strict=True)})
-            )
-    return header, rows
-
-
-def _json_text(v: Any) -> str:
-    """A JSON value as the text a CSV cell would hold ("" for null)."""
-    return "" if v is None else v if isinstance(v, str) else json.dumps(v)
-
-
-def _jsonl_rows(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
-    header: dict[str, None] = {}
-    rows = []
-    with path.open() as fh:
-        for k, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path} line {k} is not valid JSON: {exc}") from None
-            if not isinstance(rec, dict):
-                raise ValueError(f"{path} line {k}: expected a JSON object, got {line.strip()!r}")
-            header.update(dict.fromkeys(map(str, rec)))
-            rows.append((k, {str(key): _json_text(v) for key, v in rec.items()}))
-    return list(header), rows
-
-
-def _is_finite_number(v: str) -> bool:
-    try:
-        return math.isfinite(float(v))
-    except ValueError:
-        return False
-
-
-def _metric(v: str, path: Path, line: int, metric: str) -> float:
-    if v == "":
-        return math.nan
-    try:
-        x = float(v)
-    except ValueError:
-        raise ValueError(
-            f"{path} line {line}: metric {metric!r} is {v!r}, not a number "
-            "(empty, 'nan' or null mark a missing value)"
-        ) from None
-    return x if math.isfinite(x) else math.nan
-
-
-def _list_files(data_dir: Path) -> list[Path]:
-    if not data_dir.is_dir():
-        raise ValueError(f"the data must be a directory of task files, got {str(data_dir)!r}")
-    files = sorted(
-        p
-        for p in data_dir.iterdir()
-        if p.is_file() and p.suffix in SUFFIXES and not p.name.startswith(".")
-    )
-    if not files:
-        raise ValueError(
-            f"no task files ({', '.join('*' + s for s in SUFFIXES)}) in {data_dir}; expected "
-            "one file per task"
-        )
-    stems = [p.stem for p in files]
-    clash = sorted({s for s in stems if stems.count(s) > 1})
-    if clash:
-        raise ValueError(f"task names {clash} appear twice in {data_dir} (.csv and .jsonl)")
-    if len(files) < 2:
-        raise ValueError(
-            f"{data_dir} holds one task file ({files[0].name}); leave-one-task-out needs "
-            "at least two"
-        )
-    return files
-
-
-def _read_tasks(
-    files: Sequence[Path], metric: str, ignore: Sequence[str]
-) -> tuple[list[str], list[tuple[Path, list[tuple[int, dict[str, str]]]]]]:
-    """Rows of every file and the hyperparameter columns they share."""
-    raw, columns, first = [], [], files[0]
-    for path in files:
-        header, rows = (_csv_rows if path.suffix == ".csv" else _jsonl_rows)(path)
-        header = [h for h in header if h not in ignore]
-        if metric not in header:
-            raise ValueError(
-                f"{path} has no metric column {metric!r}; its columns are {header}. "
-                "Pass --metric NAME"
-            )
-        params = [h for h in header if h != metric]
-        if path == first:
-            columns = params
-            if not columns:
-                raise ValueError(f"{path} has no hyperparameter columns besides {metric!r}")
-        elif set(params) != set(columns):
-            raise ValueError(
-                f"{path}: hyperparameter columns differ from {first.name}'s: missing "
-                f"{sorted(set(columns) - set(params))}, extra {sorted(set(params) - set(columns))}"
-                " (every task file needs the same columns; --ignore-columns drops extras)"
-            )
-        raw.append((path, rows))
-    return columns, raw
-
-
-def _numeric_columns(columns: Sequence[str], raw: Sequence[tuple[Path, list]]) -> dict[str, bool]:
-    """Whether each column's values, over all tasks, all parse as finite numbers."""
-    numeric = dict.fromkeys(columns, True)
-    for path, rows in raw:
-        for line, row in rows:
-            for col in columns:
-                v = row.get(col, "")
-                if v == "":
-                    raise ValueError(
-                        f"{path} line {line}: hyperparameter {col!r} has no value; every row "
-                        "needs every hyperparameter (fill inactive ones with a constant)"
-                    )
-                if numeric[col] and not _is_finite_number(v):
-                    numeric[col] = False
-    return numeric
-
-
-def _make_encoding(
-    columns: Sequence[str],
-    numeric: Mapping[str, bool],
-    configs: Sequence[tuple],
-    log_columns: Sequence[str],
-    auto_log: bool,
-) -> Encoding:
-    """Column ranges (log or linear) and categories over the configs of all tasks."""
-    unknown = sorted(set(log_columns) - set(columns))
-    if unknown:
-        raise ValueError(f"--log-columns names unknown columns {unknown}; columns are {columns}")
-    text = sorted(c for c in log_columns if not numeric[c])
-    if text:
-        raise ValueError(f"--log-columns names non-numeric columns {text}")
-    ranges, categories, features = {}, {}, []
-    for j, col in enumerate(columns):
-        if not numeric[col]:
-            categories[col] = sorted({c[j] for c in configs})
-            if len(categories[col]) > 1:
-                features += [f"{col}={cat}" for cat in categories[col]]
-            continue
-        v = np.array([c[j] for c in configs], dtype=np.float64)
-        positive = bool(v.min() > 0)
-        if col in log_columns and not positive:
-            raise ValueError(
-                f"log column {col!r} has a value {v.min():g} <= 0; log scaling needs "
-                "positive values (drop it from --log-columns)"
-            )
-        log = col in log_columns or (auto_log and positive and v.max() > AUTO_LOG_RATIO * v.min())
-        t = np.log10(v) if log else v
-        ranges[col] = (float(t.min()), float(t.max()), bool(log))
-        if t.max() > t.min():
-            features.append(col)
-    return Encoding(list(columns), ranges, categories, features)
-
-
-def load_tabular(
-    data_dir: str | Path,
-    *,
-    mode: str,
-    metric: str = "value",
-    log_columns: Sequence[str] = (),
-    auto_log: bool = True,
-    ignore_columns: Sequence[str] = (),
-) -> TabularBenchmark:
-    """Read a directory of task files (format in the module docstring).
-
-    Parameters
-    ----------
-    data_dir : str or path-like
-        Directory with one ``.csv`` or ``.jsonl`` file per task.
-    mode : {"min", "max"}
-        Direction of the metric.
-    metric : str
-        Name of the metric column.
-    log_columns : sequence of str
-        Numeric columns scaled by ``log10`` (values must be positive).
-    auto_log : bool
-        Also log-scale positive numeric columns with ``max / min > 1000``.
-    ignore_columns : sequence of str
-        Columns dropped before anything else.
-
-    Returns
-    -------
-    TabularBenchmark
-
-    Raises
-    ------
-    ValueError
-        Naming the file (and line or column) of any format error.
-    """
-    if mode not in ("min", "max"):
-        raise ValueError(f"mode must be 'min' or 'max', got {mode!r}")
-    data_dir = Path(data_dir)
-    columns, raw = _read_tasks(_list_files(data_dir), metric, ignore_columns)
-    numeric = _numeric_columns(columns, raw)
-    grids = []  # (path, rows read, rows dropped, config -> metric values)
-    for path, rows in raw:
-        groups: dict[tuple, list[float]] = {}
-        for line, row in rows:
-            y = _metric(row.get(metric, ""), path, line, metric)
-            if not math.isnan(y):
-                cfg = tuple(float(row[c]) if numeric[c] else row[c] for c in columns)
-                groups.setdefault(cfg, []).append(y)
-        if not groups:
-            raise ValueError(f"{path} has no row with a finite metric {metric!r}")
-        n_kept = sum(len(g) for g in groups.values())
-        grids.append((path, len(rows), len(rows) - n_kept, groups))
-    configs = [c for *_, groups in grids for c in groups]
-    enc = _make_encoding(columns, numeric, configs, log_columns, auto_log)
-    if not enc.features:
-        raise ValueError(f"every hyperparameter column of {data_dir} is constant")
-    tasks = []
-    for path, n_rows, n_dropped, groups in grids:
-        X = enc.encode(list(groups))
-        _check_separation(X, list(groups), path)
-        values = np.array([np.mean(g) for g in groups.values()])
-        n_merged = n_rows - n_dropped - len(X)
-        tasks.append(
-            TabularTask(path.stem, path, list(groups), X, values, n_rows, n_dropped, n_merged)
-        )
-    return TabularBenchmark(tasks, enc, metric, mode)
-
-
-def _check_separation(X: Array, configs: list[tuple], path: Path) -> None:
-    if len(X) < 2:
-        return
-    dist, idx = cKDTree(X).query(X, k=2)
-    i = int(np.argmin(dist[:, 1]))
-    if dist[i, 1] < MIN_SEPARATION:
-        raise ValueError(
-            f"{path}: configs {configs[i]} and {configs[idx[i, 1]]} are {dist[i, 1]:.2g} apart "
-            f"in the unit cube (less than {MIN_SEPARATION:g}), too close for the engine to tell "
-            "apart; round that column or log-scale it with --log-columns"
-        )
 
 
 # ---------------------------------------------------------------------- running
@@ -694,24 +359,6 @@ def run(
         },
         "runs": runs,
     }
-
-
-def describe(bench: TabularBenchmark) -> str:
-    """One line per task (rows, configs, dropped and merged rows, best value) and the encoding."""
-    enc = bench.encoding
-    cols = ", ".join(
-        (f"{c} (log)" if enc.numeric[c][2] else c)
-        if c in enc.numeric
-        else f"{c} ({len(enc.categories[c])} categories)"
-        for c in enc.columns
-    )
-    lines = [f"{len(bench.tasks)} tasks, columns: {cols}; {len(enc.features)} cube dimensions"]
-    for t in bench.tasks:
-        lines.append(
-            f"  {t.name}: {t.n_rows} rows, {len(t.X)} configs, {t.n_dropped} dropped "
-            f"(NaN {bench.metric}), {t.n_merged} duplicates merged, best {t.best(bench.mode):.6g}"
-        )
-    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
