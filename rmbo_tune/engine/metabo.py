@@ -296,10 +296,10 @@ class MetaBO:
         t = len(self._y)
         self._target_cache = None
         opt = self.options
-        # Refit after every observation early on, then every ~10% more observations, with
+        # Refit after every observation early on, then every ~20% more observations, with
         # random restarts at doubling sizes: the fit costs O(t^3) per likelihood evaluation,
         # so refitting all the time would dominate a long search.
-        if t < opt.min_fit_observations or (t > 20 and t % max(2, t // 10)):
+        if t < opt.min_fit_observations or (t > 20 and t % max(2, t // 5)):
             return
         yc = self._target_y()
         loc, scale = self._target_standardization(yc)
@@ -550,6 +550,7 @@ class MetaBO:
             project=self.project,
             tol=opt.duplicate_tol,
             n_polish=opt.n_polish,
+            polish_maxiter=opt.polish_maxiter,
         )
         if res is None:
             return None

@@ -84,8 +84,8 @@ def maximize_box(
     exclude: Array,
     project: Projection,
     tol: float,
-    n_polish: int = 2,
-    polish_maxiter: int = 30,
+    n_polish: int = 1,
+    polish_maxiter: int = 15,
 ) -> tuple[Array, float] | None:
     """Best valid point of the cube that is not within ``tol`` of an excluded point.
 
@@ -103,6 +103,8 @@ def maximize_box(
         Euclidean duplicate tolerance in the cube.
     n_polish : int
         How many of the best distinct candidates to refine with L-BFGS-B.
+    polish_maxiter : int
+        L-BFGS-B iterations per refinement.
 
     Returns
     -------

@@ -66,7 +66,11 @@ class MetaBOOptions:
     n_local : int
         Candidates drawn per call around the best target observations.
     n_polish : int
-        Best candidates refined with L-BFGS-B.
+        Best candidates refined with L-BFGS-B (each refinement costs tens of acquisition
+        gradient evaluations; one keeps the searcher's cost per trial low).
+    polish_maxiter : int
+        L-BFGS-B iterations per refinement (it starts from the best of over a thousand
+        candidates, so a short local refinement suffices).
     n_rff_features : int
         Random Fourier features for Thompson sampling (paper: 120).
     ts_pool_size : int
@@ -98,7 +102,8 @@ class MetaBOOptions:
     noise_floor: float = 1e-6
     n_candidates: int = 1024
     n_local: int = 64
-    n_polish: int = 2
+    n_polish: int = 1
+    polish_maxiter: int = 15
     n_rff_features: int = 128
     ts_pool_size: int = 16
     duplicate_tol: float = 1e-6
@@ -139,6 +144,7 @@ class MetaBOOptions:
             "n_candidates": 1,
             "n_local": 0,
             "n_polish": 0,
+            "polish_maxiter": 1,
             "n_rff_features": 1,
             "ts_pool_size": 1,
             "rgpe_n_samples": 1,
