@@ -54,8 +54,9 @@ the target's grid of distinct configs) and ``setup_seconds`` (the meta-task GP f
 ``settings`` records the encoding and, per task, rows read, configs, rows dropped for a NaN
 metric, duplicates merged and the best value. ``--out`` (default ``bench-results/tabular``)
 receives ``results.json``, ``results.md``, ``best_so_far.png`` (simple regret) and
-``meta_weights.png``; the latter plots the meta-task names of the first run, so it is only
-meaningful for a single target (``--targets NAME``).
+``meta_weights.png``; the latter has one curve per meta-task name over all runs, each the
+mean over the runs that had that task (with several targets, a task's curve mixes the
+targets it was a meta-task for; ``--targets NAME`` gives one target's picture).
 
 The loader (reading, validation, encoding) is :mod:`rmbo_tune.bench.tabular_data`; its
 public names are re-exported here.
