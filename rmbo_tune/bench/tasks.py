@@ -237,6 +237,14 @@ def main(argv: Sequence[str] | None = None, *, task_name: str | None = None) -> 
     p.add_argument("--epochs", type=int, default=None, help="epochs per trial (pima/cnn/omniglot)")
     p.add_argument("--n-meta", type=int, default=None, help="meta-task count (cartpole: random)")
     p.add_argument("--metric", default=None, help="pima: val_loss (default) or val_error")
+    p.add_argument(
+        "--target-state",
+        type=float,
+        nargs=4,
+        default=None,
+        metavar=("X", "X_DOT", "THETA", "THETA_DOT"),
+        help="cartpole: the target's initial state (default: at rest)",
+    )
     p.add_argument("--num-cpus", type=int, default=None, help="for ray.init when not running")
     a = p.parse_args(argv)
     name = task_name or a.task
@@ -248,6 +256,10 @@ def main(argv: Sequence[str] | None = None, *, task_name: str | None = None) -> 
         kwargs["n_random" if name == "cartpole" else "n_meta"] = a.n_meta
         if name in ("pima", "cnn-digits"):
             raise SystemExit(f"--n-meta does not apply to {name} (its meta-tasks are fixed)")
+    if a.target_state is not None:
+        if name != "cartpole":
+            raise SystemExit(f"--target-state applies to cartpole only, not {name}")
+        kwargs["target_state"] = tuple(a.target_state)
     if a.metric is not None:
         if name != "pima":
             raise SystemExit(f"--metric applies to pima only, not {name}")

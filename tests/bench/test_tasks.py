@@ -181,3 +181,13 @@ def test_bad_arguments_are_named() -> None:
         tune_runner.TuneTask("x", "xgboost", {}, {}).spec()
     with pytest.raises(SystemExit):
         tasks.main(["--n-meta", "2"], task_name="pima")
+    with pytest.raises(SystemExit):
+        tasks.main(["--target-state", "0", "0", "0", "0"], task_name="pima")
+
+
+def test_cartpole_target_state() -> None:
+    task = tasks.cartpole_task((0.5, 0.0, 0.1, 0.0), n_similar=2, n_random=1)
+    assert task.target == {"initial_state": [0.5, 0.0, 0.1, 0.0]}
+    assert list(task.meta_tasks) == ["similar0", "similar1", "random0"]
+    near = task.meta_tasks["similar0"]["initial_state"]
+    assert max(abs(a - b) for a, b in zip(near, (0.5, 0.0, 0.1, 0.0), strict=True)) < 0.1
