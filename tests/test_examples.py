@@ -334,3 +334,33 @@ def test_omniglot_on_the_shipped_subsets(tmp_path):
     assert len(re.findall(r"val_error=[\d.]+ .* siamese-Balinese=1\.00", out)) == 2
     for exp in ("siamese-Balinese", "target-Sanskrit"):
         assert (tmp_path / "om" / exp).is_dir()
+
+
+@pytest.mark.ray
+def test_make_tabular_pima_feeds_the_tabular_bench(tmp_path):
+    data = tmp_path / "tabular"
+    code, out = run_example(
+        "make_tabular_pima.py",
+        "--out",
+        str(data),
+        "--grid",
+        "2",
+        "--stages",
+        "1",
+        "2",
+        "--epochs",
+        "1",
+    )
+    assert_ok(code, out)
+    lines = (data / "stage1.csv").read_text().splitlines()
+    assert lines[0] == "batch_size,l2,lr,value"
+    assert len(lines) == 1 + 8  # a 2 x 2 x 2 grid
+    from rmbo_tune.bench import tabular
+
+    doc = tabular.run(
+        tabular.load_tabular(data, metric="value", mode="min"),
+        methods=["rm-gp-ucb", "random"],
+        budget=3,
+        n_seeds=1,
+    )
+    assert {r["target"] for r in doc["runs"]["rm-gp-ucb"]} == {"stage1", "stage2"}
