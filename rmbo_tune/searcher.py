@@ -290,12 +290,18 @@ class RMBOSearcher(Searcher):
     def save(self, checkpoint_path: str) -> None:
         """Write the searcher's state as JSON (no pickle), and the diagnostics history
         as ``rmbo_history.json`` beside it."""
+        engine = None
+        if self._engine is not None:
+            engine = self._engine.state_dict()
+            # The engine's per-ask log repeats what self._history holds (per trial, with
+            # names); leaving it out halves the checkpoint that Tune writes periodically.
+            engine["history"] = []
         state = {
             "version": STATE_VERSION,
             "metric": self._metric,
             "mode": self._mode,
             "space": None if self._space is None else _space_to_json(self._space),
-            "engine": None if self._engine is None else self._engine.state_dict(),
+            "engine": engine,
             "live": self._live,
             "observed": sorted(self._observed),
             "points": [_jsonable(p) for p in self._points],
