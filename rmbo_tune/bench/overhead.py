@@ -16,8 +16,11 @@ from collections.abc import Sequence
 import numpy as np
 import ray
 from ray import tune
+from threadpoolctl import threadpool_limits
 
+from rmbo_tune.engine import MetaBO
 from rmbo_tune.searcher import RMBOSearcher
+from rmbo_tune.space import SearchSpace
 
 SPACE = {"a": tune.uniform(0, 1), "b": tune.loguniform(1e-4, 1), "c": tune.randint(0, 10)}
 
@@ -103,13 +106,46 @@ def run(n_trials: int, n_meta: int, seed: int) -> dict:
     return {"wall": wall, "searcher": sum(searcher.seconds.values()), **searcher.seconds}
 
 
+def engine_only(n_trials: int, n_meta: int, seed: int) -> dict:
+    """The same search on the engine alone (no Tune): CPU cost of the searcher's work."""
+    space = SearchSpace.from_tune(SPACE)
+    meta = [
+        (np.array([space.encode(c) for c in cfgs]), -np.asarray(vals))
+        for cfgs, vals in (meta_tasks(n_meta, 40, seed) if n_meta else [])
+    ]
+    with threadpool_limits(1, user_api="blas"):
+        t0 = time.perf_counter()
+        opt = MetaBO(
+            space.dim, meta, "rm-gp-ucb" if meta else "gp-ucb", seed=seed, project=space.project
+        )
+        setup = time.perf_counter() - t0
+        for _ in range(n_trials):
+            x = opt.ask()
+            opt.tell(x, -objective(space.decode(x)))
+        total = time.perf_counter() - t0
+    return {"setup": setup, "per_trial_ms": 1000 * (total - setup) / n_trials}
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Command-line entry point."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--trials", type=int, default=200)
     p.add_argument("--meta-tasks", type=int, default=20)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--engine-only",
+        action="store_true",
+        help="run the same search on the engine without Tune (its CPU cost per trial)",
+    )
     a = p.parse_args(argv)
+    if a.engine_only:
+        print(f"engine only: {a.trials} sequential trials, one BLAS thread")
+        print("| meta-tasks | setup (s) | ms per trial (ask + tell) |")
+        print("|---|---|---|")
+        for m in (0, a.meta_tasks):
+            r = engine_only(a.trials, m, a.seed)
+            print(f"| {m} | {r['setup']:.2f} | {r['per_trial_ms']:.1f} |", flush=True)
+        return
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     print(f"searcher overhead: {a.trials} trials, max_concurrent_trials=2, reuse_actors=True")
     print(

@@ -1,0 +1,23 @@
+"""The overhead benchmark's engine-only mode (the Tune run itself is a benchmark, not a test)."""
+
+from __future__ import annotations
+
+import math
+
+from rmbo_tune.bench import overhead
+
+
+def test_engine_only_runs_the_same_search_without_tune() -> None:
+    for n_meta in (0, 2):
+        r = overhead.engine_only(12, n_meta, seed=0)
+        assert r["setup"] >= 0.0
+        assert math.isfinite(r["per_trial_ms"]) and r["per_trial_ms"] > 0.0
+
+
+def test_meta_tasks_are_in_the_space() -> None:
+    tasks = overhead.meta_tasks(3, 5, seed=1)
+    assert len(tasks) == 3
+    for configs, values in tasks:
+        assert len(configs) == len(values) == 5
+        for c in configs:
+            assert 0 <= c["a"] <= 1 and 1e-4 <= c["b"] <= 1 and c["c"] in range(10)
