@@ -366,6 +366,35 @@ def run_meta_experiments(
     return dirs
 
 
+MARKER = ".rmbo-bench"
+
+
+def _fresh_output(out: Path, *, clear_meta: bool) -> None:
+    """Empty the experiment folders of an earlier run of the suite in ``out``.
+
+    Tune adds the trials of a new run to an existing experiment directory, and the meta-task
+    loader would then read both runs; so the ``meta`` and ``runs`` folders of an earlier
+    benchmark run (recognized by the marker file this function writes) are removed first.
+    A non-empty ``out`` without the marker is refused rather than touched.
+    """
+    import shutil
+
+    marker = out / MARKER
+    if out.exists() and not marker.exists():
+        if not out.is_dir():
+            raise ValueError(f"output path {out} exists and is not a directory")
+        if any(p.name in ("meta", "runs") for p in out.iterdir()):
+            raise ValueError(
+                f"{out} holds 'meta' or 'runs' folders that this suite did not write; "
+                "choose another output directory"
+            )
+    for sub in ("meta", "runs") if clear_meta else ("runs",):
+        if (out / sub).exists():
+            shutil.rmtree(out / sub)
+    out.mkdir(parents=True, exist_ok=True)
+    marker.write_text("written by rmbo_tune.bench.tune_runner; meta/ and runs/ are rewritten\n")
+
+
 def run_benchmark(
     task: TuneTask,
     *,
@@ -393,7 +422,8 @@ def run_benchmark(
     budget : int
         Trials per run.
     out_dir : str or path-like
-        Experiments go to ``<out_dir>/meta`` and ``<out_dir>/runs``.
+        Experiments go to ``<out_dir>/meta`` and ``<out_dir>/runs``; those of an earlier run
+        of the suite there are removed first (Tune would otherwise add to them).
     meta_samples : int
         Trials per meta-task experiment.
     source : {"gp-ucb", "random"}
@@ -420,6 +450,7 @@ def run_benchmark(
     say = progress or (lambda _line: None)
     _, metric, mode, _ = task.spec()
     out = Path(out_dir).resolve()
+    _fresh_output(out, clear_meta=meta_dirs is None)
     t_start = time.perf_counter()
     if meta_dirs is None:
         say(f"[{task.name}] {len(task.meta_tasks)} meta-task experiments -> {out / 'meta'}")

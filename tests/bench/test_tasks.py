@@ -191,3 +191,25 @@ def test_cartpole_target_state() -> None:
     assert list(task.meta_tasks) == ["similar0", "similar1", "random0"]
     near = task.meta_tasks["similar0"]["initial_state"]
     assert max(abs(a - b) for a, b in zip(near, (0.5, 0.0, 0.1, 0.0), strict=True)) < 0.1
+
+
+def test_rerun_into_the_same_directory_starts_afresh(ray_local, tmp_path) -> None:
+    from rmbo_tune.meta_tasks import load_meta_tasks
+
+    out = tmp_path / "pima"
+    args = ["--seeds", "1", "--budget", "2", "--meta-samples", "2", "--epochs", "1",
+            "--methods", "random", "--out", str(out)]  # fmt: skip
+    tasks.main(args, task_name="pima")
+    tasks.main(args, task_name="pima")
+    loaded = load_meta_tasks(str(out / "meta" / "pima-meta-stage1"), metric="val_loss", mode="min")
+    assert len(loaded[0].values) == 2  # not 4: the first run's trials are gone
+    assert len(list((out / "runs").iterdir())) == 1
+
+
+def test_foreign_output_directory_is_refused(tmp_path) -> None:
+    (tmp_path / "runs").mkdir()
+    with pytest.raises(ValueError, match="did not write"):
+        tune_runner.run_benchmark(
+            tasks.pima_task(), methods=["random"], seeds=[0], budget=1, out_dir=tmp_path,
+            progress=None,
+        )  # fmt: skip
