@@ -2,24 +2,9 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 pytestmark = pytest.mark.ray
-ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def ray_local():
-    import ray
-
-    path = os.environ.get("PYTHONPATH", "")
-    os.environ["PYTHONPATH"] = f"{ROOT}{os.pathsep}{path}" if path else str(ROOT)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def test_demo_reduced_budget_writes_table_and_plots(ray_local, tmp_path, capsys) -> None:

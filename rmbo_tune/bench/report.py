@@ -66,6 +66,14 @@ def _check_mode(mode: str) -> None:
         raise ValueError(f"mode must be 'max' or 'min', got {mode!r}")
 
 
+def _curves(runs: Sequence[Mapping[str, Any]], mode: str) -> Array:
+    """Best-so-far curves of runs, cut to the shortest run: shape (runs, trials)."""
+    length = min(len(r["values"]) for r in runs)
+    return np.array([best_so_far(r["values"][:length], mode) for r in runs]).reshape(
+        len(runs), length
+    )
+
+
 def _reference(doc: Mapping[str, Any]) -> float | None:
     """Task-level optimum: the given one, else the best finite value of any run."""
     if doc.get("optimum") is not None:
@@ -109,8 +117,8 @@ def summarize(doc: Mapping[str, Any], horizons: Sequence[int]) -> list[dict[str,
     for method, runs in doc["runs"].items():
         if not runs:
             continue
-        length = min(len(r["values"]) for r in runs)
-        curves = np.array([best_so_far(r["values"][:length], mode) for r in runs])
+        curves = _curves(runs, mode)
+        length = curves.shape[1]
         row: dict[str, Any] = {"method": method, "n": len(runs)}
         for h in horizons:
             if not 1 <= h <= length:
@@ -193,8 +201,8 @@ def plot_best_so_far(doc: Mapping[str, Any], path: str | Path) -> Path:
     for method, runs in doc["runs"].items():
         if not runs:
             continue
-        length = min(len(r["values"]) for r in runs)
-        curves = np.array([best_so_far(r["values"][:length], mode) for r in runs])
+        curves = _curves(runs, mode)
+        length = curves.shape[1]
         if per_run_opt:
             curves = np.abs(np.array([r["optimum"] for r in runs])[:, None] - curves)
         mean = np.nanmean(curves, axis=0)

@@ -4,27 +4,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 
 import pytest
 
 from rmbo_tune.bench import tasks, tune_runner
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.ray
-
-
-@pytest.fixture(scope="module")
-def ray_local():
-    import ray
-
-    path = os.environ.get("PYTHONPATH", "")
-    os.environ["PYTHONPATH"] = f"{ROOT}{os.pathsep}{path}" if path else str(ROOT)
-    os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def _check_outputs(out: Path, doc: dict, methods: list[str], budget: int) -> None:
