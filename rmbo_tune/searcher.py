@@ -452,7 +452,14 @@ class RMBOSearcher(Searcher):
                 y.append(v)
             except OutOfSpaceError:
                 self.counts["dropped_meta_configs"] += 1
-        return np.array(X).reshape(-1, self._space.dim), np.array(y)
+        Xa = np.array(X, dtype=np.float64).reshape(-1, self._space.dim)
+        ya = np.array(y, dtype=np.float64)
+        # Canonical row order: the order in which an experiment's trials are listed varies
+        # between two runs of the same experiment (Tune's trial ids are random), and the
+        # meta-task GP fits, though order-invariant in exact arithmetic, are not in floating
+        # point; sorting makes the same earlier experiments give the same search.
+        order = np.lexsort(np.column_stack([Xa, ya]).T[::-1])
+        return Xa[order], ya[order]
 
     def _encode_point(self, config: Mapping[str, Any]) -> np.ndarray:
         assert self._space is not None

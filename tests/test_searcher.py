@@ -350,3 +350,25 @@ def test_warm_start_from_earlier_experiments_given_by_glob(tmp_path):
         RMBOSearcher(meta_tasks=str(prior / "nothing_*"))
     with pytest.raises(FileNotFoundError, match="no such file or directory"):
         RMBOSearcher(meta_tasks=str(tmp_path / "missing"))
+
+
+def test_meta_task_row_order_does_not_change_the_search():
+    # Two runs of the same earlier experiment list their trials in different orders.
+    space = {"a": tune.uniform(0, 1), "b": tune.uniform(0, 1)}
+    rng = np.random.default_rng(3)
+    configs = [{"a": float(a), "b": float(b)} for a, b in rng.random((15, 2))]
+    values = [-((c["a"] - 0.3) ** 2) - (c["b"] - 0.6) ** 2 for c in configs]
+    perm = rng.permutation(len(configs))
+
+    def search(cfgs, vals):
+        meta = {"t": (cfgs, vals)}
+        s = RMBOSearcher(space=space, metric="m", mode="max", seed=0, meta_tasks=meta)
+        out = []
+        for i in range(4):
+            config = s.suggest(f"trial{i}")
+            out.append(config)
+            s.on_trial_complete(f"trial{i}", {"m": -((config["a"] - 0.4) ** 2)})
+        return out
+
+    shuffled = search([configs[i] for i in perm], [values[i] for i in perm])
+    assert search(configs, values) == shuffled
