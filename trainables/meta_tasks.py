@@ -153,7 +153,7 @@ def run_meta_tasks(
     seed: int = 0,
     verbose: int = 1,
     search_alg: Callable[[int], Any] | None = None,
-) -> dict[str, Path]:
+) -> dict[str, Path | str]:
     """Run one Tune experiment per source task and return their directories.
 
     Parameters
@@ -163,7 +163,8 @@ def run_meta_tasks(
     tasks : mapping
         Task name to the config entries defining the task (from the ``*_tasks`` helpers).
     storage_path : str or path-like
-        Root directory for the experiments.
+        Root directory for the experiments, or a storage URI (``s3://bucket/prefix``,
+        ``gs://...``, ``file:///...``) that Tune writes through pyarrow.
     num_samples : int
         Random-search evaluations per task.
     prefix : str, optional
@@ -186,7 +187,8 @@ def run_meta_tasks(
     Returns
     -------
     dict
-        Task name to experiment directory.
+        Task name to experiment directory (a ``Path``, or a URI string when
+        ``storage_path`` is a URI).
     """
     if workload not in WORKLOADS:
         raise ValueError(f"unknown workload {workload!r}; expected one of {sorted(WORKLOADS)}")
@@ -194,7 +196,11 @@ def run_meta_tasks(
         raise ValueError(f"num_samples must be >= 1, got {num_samples!r}")
     fn, metric, mode, space = WORKLOADS[workload]
     trainable = tune.with_resources(fn, dict(resources)) if resources else fn
-    root = Path(storage_path).expanduser().resolve()
+    # A URI (s3://, gs://, file://) goes to Tune as it is; a local path is made absolute.
+    uri = "://" in str(storage_path)
+    root: Path | str = (
+        str(storage_path).rstrip("/") if uri else Path(storage_path).expanduser().resolve()
+    )
     out = {}
     for i, (task, task_config) in enumerate(tasks.items()):
         name = f"{prefix or workload}-{task}"
@@ -224,7 +230,7 @@ def run_meta_tasks(
         errors = [r.error for r in grid if r.error is not None]
         if errors:
             raise RuntimeError(f"{len(errors)} trial(s) of meta-task {name!r} failed: {errors[0]}")
-        out[task] = root / name
+        out[task] = f"{root}/{name}" if uri else Path(root) / name
     return out
 
 

@@ -60,6 +60,24 @@ def test_runs_leave_readable_experiments(ray_cluster, tmp_path) -> None:
         assert frame["config/lr"].between(0.01, 0.1).all() and frame["val_error"].le(1).all()
 
 
+def test_storage_uri_is_passed_to_tune_as_it_is(ray_cluster, tmp_path) -> None:
+    from rmbo_tune.meta_tasks import load_meta_tasks
+
+    uri = f"file://{tmp_path}/runs/"
+    dirs = meta_tasks.run_meta_tasks(
+        "logreg",
+        {"stage1": {"stage": 1}},
+        storage_path=uri,
+        num_samples=2,
+        fixed={"epochs": 1},
+        verbose=0,
+    )
+    assert dirs == {"stage1": f"file://{tmp_path}/runs/logreg-stage1"}
+    assert (tmp_path / "runs" / "logreg-stage1").is_dir()
+    (loaded,) = load_meta_tasks(dirs["stage1"], metric="val_error", mode="min")
+    assert len(loaded.values) == 2
+
+
 @pytest.mark.slow
 def test_example_script(ray_cluster, tmp_path, capsys) -> None:
     pytest.importorskip("gymnasium")
