@@ -37,6 +37,7 @@ import ray
 from ray import tune
 
 from rmbo_tune import RMBOSearcher
+from rmbo_tune.diagnostics import final_metrics, trace_lines
 from trainables import cartpole
 from trainables.meta_tasks import cartpole_tasks, run_meta_tasks
 
@@ -134,23 +135,19 @@ def main(argv: list[str] | None = None) -> int:
         run_config=tune.RunConfig(name="target", storage_path=root, verbose=args.verbose),
     ).fit()
 
-    scores = {r.metrics["trial_id"]: r.metrics[METRIC] for r in grid if r.error is None}
-    best_so_far = float("-inf")
     print(f"target search from {args.target_state}, in suggestion order ({METRIC}, max 1.0):")
-    for t, record in enumerate(searcher.history, 1):
-        value = scores.get(record["trial_id"], float("nan"))
-        best_so_far = max(best_so_far, value)
-        weights = record["weights"] or {}
-        # Sum the weights by kind of meta-task: the similar states should earn the trust.
-        by_kind: dict[str, float] = {}
-        for task, w in weights.items():
-            kind = "similar" if "similar" in task else "random" if "random" in task else task
-            by_kind[kind] = by_kind.get(kind, 0.0) + w
-        kinds = ", ".join(f"{k}={w:.2f}" for k, w in by_kind.items())
-        print(
-            f"  {t:3d}  {METRIC}={value:.3f}  best={best_so_far:.3f}  "
-            f"nu={record['nu']:.3f}  {kinds}"
-        )
+    # Weights summed by kind of meta-task: the similar states should earn the trust.
+    trace = trace_lines(
+        searcher.history,
+        final_metrics(grid, METRIC),
+        metric=METRIC,
+        mode=MODE,
+        digits=3,
+        group=lambda task: (
+            "similar" if "similar" in task else "random" if "random" in task else task
+        ),
+    )
+    print("\n".join(trace))
     best = grid.get_best_result(metric=METRIC, mode=MODE)
     policy = [round(best.config[f"w{i}"], 3) for i in range(cartpole.N_WEIGHTS)]
     print(f"best {METRIC}: {best.metrics[METRIC]:.3f} with weights {policy}")

@@ -46,6 +46,7 @@ import ray
 from ray import tune
 
 from rmbo_tune import RMBOSearcher
+from rmbo_tune.diagnostics import final_metrics, trace_lines
 from trainables import DatasetNotFoundError, siamese
 from trainables.meta_tasks import run_meta_tasks
 from trainables.omniglot import OMNIGLOT_SPLITS, list_omniglot_alphabets
@@ -170,17 +171,10 @@ def main(argv: list[str] | None = None) -> int:
         ),
     ).fit()
 
-    errors = {r.metrics["trial_id"]: r.metrics[METRIC] for r in grid if r.error is None}
-    best_so_far = float("inf")
     print(f"target {args.target_alphabet}, in suggestion order (2-way {METRIC}, chance 0.5):")
-    for t, record in enumerate(searcher.history, 1):
-        value = errors.get(record["trial_id"], float("nan"))
-        best_so_far = min(best_so_far, value)
-        weights = ", ".join(f"{k}={w:.2f}" for k, w in (record["weights"] or {}).items())
-        print(
-            f"  {t:3d}  {METRIC}={value:.3f}  best={best_so_far:.3f}  "
-            f"nu={record['nu']:.3f}  {weights}"
-        )
+    values = final_metrics(grid, METRIC)
+    trace = trace_lines(searcher.history, values, metric=METRIC, mode=MODE, digits=3)
+    print("\n".join(trace))
     best = grid.get_best_result(metric=METRIC, mode=MODE)
     config = {k: f"{best.config[k]:.3g}" for k in siamese.search_space()}
     print(f"best {METRIC}: {best.metrics[METRIC]:.3f} with {config}")

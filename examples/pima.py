@@ -35,6 +35,7 @@ import ray
 from ray import tune
 
 from rmbo_tune import RMBOSearcher
+from rmbo_tune.diagnostics import final_metrics, trace_lines
 from trainables import logreg
 from trainables.meta_tasks import logreg_tasks, run_meta_tasks
 
@@ -118,17 +119,9 @@ def main(argv: list[str] | None = None) -> int:
         run_config=tune.RunConfig(name="target-stage5", storage_path=root, verbose=args.verbose),
     ).fit()
 
-    errors = {r.metrics["trial_id"]: r.metrics[METRIC] for r in grid if r.error is None}
-    best_so_far = float("inf")
     print(f"stage-5 search, in the order the searcher suggested ({METRIC}, lower is better):")
-    for t, record in enumerate(searcher.history, 1):
-        value = errors.get(record["trial_id"], float("nan"))
-        best_so_far = min(best_so_far, value)
-        weights = ", ".join(f"{k}={w:.2f}" for k, w in (record["weights"] or {}).items())
-        print(
-            f"  {t:3d}  {METRIC}={value:.4f}  best={best_so_far:.4f}  "
-            f"nu={record['nu']:.3f}  {weights}"
-        )
+    values = final_metrics(grid, METRIC)
+    print("\n".join(trace_lines(searcher.history, values, metric=METRIC, mode=MODE)))
     best = grid.get_best_result(metric=METRIC, mode=MODE)
     config = {k: best.config[k] for k in logreg.search_space()}
     print(f"best {METRIC}: {best.metrics[METRIC]:.4f} with {config}")

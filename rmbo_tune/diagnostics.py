@@ -1,0 +1,91 @@
+"""Read a finished search back in suggestion order: metric, best so far, nu and meta-weights.
+
+``RMBOSearcher.history`` has one record per suggestion (trial id, nu, meta-weights by task
+name); a ``ResultGrid`` has each trial's final metric. :func:`trace_lines` joins the two::
+
+    grid = tuner.fit()
+    for line in trace_lines(searcher.history, final_metrics(grid, "val_error"),
+                            metric="val_error", mode="min"):
+        print(line)
+
+prints ``  1  val_error=0.1234  best=0.1234  nu=1.000  svhn=0.50, cifar10=0.50`` per trial.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from rmbo_tune.bench.report import best_so_far
+
+
+def final_metrics(results: Iterable[Any], metric: str) -> dict[str, float]:
+    """Final ``metric`` of every trial that finished without error, by trial id.
+
+    Parameters
+    ----------
+    results : iterable of ray.tune.Result
+        A ``ResultGrid`` (or any iterable of Tune results).
+    metric : str
+        The metric to read.
+
+    Returns
+    -------
+    dict
+        Trial id to value; trials that errored or never reported ``metric`` are left out.
+    """
+    out = {}
+    for r in results:
+        metrics = r.metrics or {}
+        if r.error is None and metric in metrics and "trial_id" in metrics:
+            out[metrics["trial_id"]] = float(metrics[metric])
+    return out
+
+
+def trace_lines(
+    history: Sequence[Mapping[str, Any]],
+    values: Mapping[str, float],
+    *,
+    metric: str,
+    mode: str,
+    digits: int = 4,
+    group: Callable[[str], str] | None = None,
+) -> list[str]:
+    """One line per suggestion: number, value, best so far, nu and meta-weights.
+
+    Parameters
+    ----------
+    history : sequence of mapping
+        ``RMBOSearcher.history`` (records with ``trial_id``, ``nu`` and ``weights``).
+    values : mapping
+        Trial id to final metric (:func:`final_metrics`); a trial without one shows NaN.
+    metric : str
+        Name shown for the value.
+    mode : {"min", "max"}
+        Direction of the metric, for the best so far.
+    digits : int
+        Decimals of the value and the best so far.
+    group : callable, optional
+        Maps a meta-task name to a group name; the weights are then summed by group (e.g.
+        ``lambda name: name.rstrip("0123456789")``).
+
+    Returns
+    -------
+    list of str
+        The lines, without newlines.
+    """
+    vals = [values.get(record["trial_id"], float("nan")) for record in history]
+    best = best_so_far(vals, mode)
+    lines = []
+    for t, (record, value, b) in enumerate(zip(history, vals, best, strict=True), 1):
+        weights: dict[str, float] = {}
+        for name, w in (record.get("weights") or {}).items():
+            key = group(name) if group is not None else name
+            weights[key] = weights.get(key, 0.0) + w
+        shown = ", ".join(f"{k}={w:.2f}" for k, w in weights.items())
+        nu = record.get("nu")
+        lines.append(
+            f"  {t:3d}  {metric}={value:.{digits}f}  best={b:.{digits}f}  "
+            f"nu={float('nan') if nu is None else nu:.3f}  {shown}".rstrip()
+        )
+    return lines
