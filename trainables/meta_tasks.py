@@ -16,6 +16,7 @@ See ``examples/make_meta_tasks.py`` for the command-line front end.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -153,6 +154,7 @@ def run_meta_tasks(
     seed: int = 0,
     verbose: int = 1,
     search_alg: Callable[[int], Any] | None = None,
+    on_experiment: Callable[[str, Path | str, float], None] | None = None,
 ) -> dict[str, Path | str]:
     """Run one Tune experiment per source task and return their directories.
 
@@ -183,6 +185,9 @@ def run_meta_tasks(
         Called with the task's index, returns the search algorithm of its experiment (any
         Tune ``Searcher`` or ``SearchAlgorithm``); default: Tune's random search seeded
         ``seed + i``.
+    on_experiment : callable, optional
+        Called after each experiment with the task's name, its directory and the seconds it
+        took (progress for long runs).
 
     Returns
     -------
@@ -203,6 +208,7 @@ def run_meta_tasks(
     )
     out = {}
     for i, (task, task_config) in enumerate(tasks.items()):
+        started = time.perf_counter()
         name = f"{prefix or workload}-{task}"
         tuner = tune.Tuner(
             trainable,
@@ -231,6 +237,8 @@ def run_meta_tasks(
         if errors:
             raise RuntimeError(f"{len(errors)} trial(s) of meta-task {name!r} failed: {errors[0]}")
         out[task] = f"{root}/{name}" if uri else Path(root) / name
+        if on_experiment is not None:
+            on_experiment(task, out[task], time.perf_counter() - started)
     return out
 
 

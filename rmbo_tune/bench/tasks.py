@@ -253,9 +253,9 @@ def main(argv: Sequence[str] | None = None, *, task_name: str | None = None) -> 
     if a.epochs is not None and name != "cartpole":
         kwargs["epochs"] = a.epochs
     if a.n_meta is not None:
-        kwargs["n_random" if name == "cartpole" else "n_meta"] = a.n_meta
         if name in ("pima", "cnn-digits"):
             raise SystemExit(f"--n-meta does not apply to {name} (its meta-tasks are fixed)")
+        kwargs["n_random" if name == "cartpole" else "n_meta"] = a.n_meta
     if a.target_state is not None:
         if name != "cartpole":
             raise SystemExit(f"--target-state applies to cartpole only, not {name}")

@@ -19,6 +19,7 @@ Methods: the engine's ``rm-gp-ucb``, ``rm-gp-ts``, ``gp-ucb``, ``rgpe``, ``taf``
 from __future__ import annotations
 
 import math
+import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -304,7 +305,7 @@ def run_meta_experiments(
     seed: int = 0,
     resources: Mapping[str, float] | None = None,
     progress: Callable[[str], None] | None = None,
-) -> dict[str, Path]:
+) -> dict[str, Path | str]:
     """Run one Tune experiment per meta-task; return their directories by task name.
 
     Parameters
@@ -336,34 +337,28 @@ def run_meta_experiments(
         raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
     _, metric, mode, space = task.spec()
 
-    def search_alg(i: int) -> Any:
-        if source == "random":
-            return BasicVariantGenerator(random_state=seed + i)
+    def gp_ucb(i: int) -> RMBOSearcher:
         return RMBOSearcher(metric=metric, mode=mode, method="gp-ucb", seed=seed + i)
 
-    dirs = {}
-    for i, (name, cfg) in enumerate(task.meta_tasks.items()):
-        t0 = time.perf_counter()
-        dirs.update(
-            run_meta_tasks(
-                task.workload,
-                {name: cfg},
-                storage_path=storage_path,
-                num_samples=num_samples,
-                prefix=f"{task.name}-meta",
-                fixed={**space, **task.fixed},
-                resources=resources,
-                max_concurrent_trials=1,
-                search_alg=lambda _j, i=i: search_alg(i),
-                verbose=0,
-            )
-        )
+    def report(name: str, _path: Path | str, seconds: float) -> None:
         if progress is not None:
-            progress(
-                f"  meta-task {name}: {num_samples} trials ({source}) in "
-                f"{time.perf_counter() - t0:.1f} s"
-            )
-    return dirs
+            progress(f"  meta-task {name}: {num_samples} trials ({source}) in {seconds:.1f} s")
+
+    # Tune's random search (run_meta_tasks's default) is seeded seed + i as well.
+    return run_meta_tasks(
+        task.workload,
+        task.meta_tasks,
+        storage_path=storage_path,
+        num_samples=num_samples,
+        prefix=f"{task.name}-meta",
+        fixed={**space, **task.fixed},
+        resources=resources,
+        max_concurrent_trials=1,
+        seed=seed,
+        verbose=0,
+        search_alg=None if source == "random" else gp_ucb,
+        on_experiment=report,
+    )
 
 
 MARKER = ".rmbo-bench"
@@ -377,8 +372,6 @@ def _fresh_output(out: Path, *, clear_meta: bool) -> None:
     benchmark run (recognized by the marker file this function writes) are removed first.
     A non-empty ``out`` without the marker is refused rather than touched.
     """
-    import shutil
-
     marker = out / MARKER
     if out.exists() and not marker.exists():
         if not out.is_dir():
