@@ -74,15 +74,16 @@ def _curves(runs: Sequence[Mapping[str, Any]], mode: str) -> Array:
     )
 
 
-def _reference(doc: Mapping[str, Any]) -> float | None:
-    """Task-level optimum: the given one, else the best finite value of any run."""
+def _reference(doc: Mapping[str, Any]) -> float:
+    """Task-level optimum: the given one, else the best finite value of any run (NaN if
+    none)."""
     if doc.get("optimum") is not None:
         return float(doc["optimum"])
     vals = [
         v for runs in doc["runs"].values() for r in runs for v in r["values"] if math.isfinite(v)
     ]
     if not vals:
-        return None
+        return math.nan
     return max(vals) if doc["mode"] == "max" else min(vals)
 
 
@@ -120,15 +121,16 @@ def summarize(doc: Mapping[str, Any], horizons: Sequence[int]) -> list[dict[str,
         curves = _curves(runs, mode)
         length = curves.shape[1]
         row: dict[str, Any] = {"method": method, "n": len(runs)}
+        # each run's own optimum where it has one, else the task's (NaN if nothing finished)
+        opt = np.array(
+            [r["optimum"] if r.get("optimum") is not None else ref for r in runs],
+            dtype=np.float64,
+        )
         for h in horizons:
             if not 1 <= h <= length:
                 continue
             col = curves[:, h - 1]
             row[f"best@{h}"] = _mean_se(col)
-            opt = np.array(
-                [r.get("optimum", ref) if r.get("optimum") is not None else ref for r in runs],
-                dtype=np.float64,
-            )
             row[f"regret@{h}"] = _mean_se(np.abs(opt - col))
         secs = [np.median(r["seconds"]) for r in runs if r.get("seconds")]
         row["ms"] = 1000.0 * float(np.median(secs)) if secs else math.nan

@@ -102,3 +102,9 @@ def test_load_results_errors(tmp_path) -> None:
     (tmp_path / "results.json").write_text('{"task": "x"}')
     with pytest.raises(ValueError, match="missing 'metric'"):
         report.load_results(tmp_path)
+
+
+def test_no_finished_trial_gives_nan_not_an_error() -> None:
+    doc = _doc(a=[{"values": [math.nan, math.nan], "seconds": [0.0, 0.0]}])
+    row = report.summarize(doc, [2])[0]
+    assert all(math.isnan(v) for v in row["regret@2"] + row["best@2"])
