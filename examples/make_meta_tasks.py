@@ -72,8 +72,11 @@ def main(argv: list[str] | None = None) -> int:
         tasks = default_tasks("cnn", target=args.target)
     elif args.workload == "cartpole":
         tasks = default_tasks(
-            "cartpole", target_state=args.target_state, n_similar=args.n_similar,
-            n_random=args.n_random, seed=args.seed,
+            "cartpole",
+            target_state=args.target_state,
+            n_similar=args.n_similar,
+            n_random=args.n_random,
+            seed=args.seed,
         )
     elif args.workload == "siamese":
         tasks = default_tasks(
@@ -105,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         fixed=fixed,
         resources=resources,
         max_concurrent_trials=args.max_concurrent,
-        seed=args.seed, verbose=args.verbose,
+        seed=args.seed,
+        verbose=args.verbose,
     )
     for task, path in dirs.items():
         print(f"{task}\t{path}")

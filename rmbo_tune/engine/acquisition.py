@@ -76,6 +76,27 @@ class MetaCache:
     sigma: Array  # (M, n_fixed)
 
 
+class CachedTarget:
+    """The target GP with its predictions at the fixed candidate set precomputed (the
+    engine maintains them incrementally, see ``FixedPointFactor``)."""
+
+    def __init__(self, model: Model, fixed_mu: Array, fixed_sigma: Array) -> None:
+        self.model, self.fixed_mu, self.fixed_sigma = model, fixed_mu, fixed_sigma
+
+    def predict(self, Xs: Array) -> tuple[Array, Array]:
+        return self.model.predict(Xs)
+
+    def predict_with_grad(self, x: Array) -> tuple[float, float, Array, Array]:
+        return self.model.predict_with_grad(x)
+
+
+def target_predictions(target: Model, X: Array, fixed: bool) -> tuple[Array, Array]:
+    """Target mean and std at ``X``: precomputed when ``X`` is the fixed set."""
+    if fixed and isinstance(target, CachedTarget):
+        return target.fixed_mu, target.fixed_sigma
+    return target.predict(X)
+
+
 def meta_predictions(
     meta: MetaModels, cache: MetaCache | None, X: Array, fixed: bool
 ) -> tuple[Array, Array]:
@@ -92,7 +113,7 @@ class UCB:
         self.target, self.beta = target, beta
 
     def values(self, X: Array, fixed: bool = False) -> Array:
-        mu, sigma = self.target.predict(X)
+        mu, sigma = target_predictions(self.target, X, fixed)
         return mu + self.beta * sigma
 
     def value_and_grad(self, x: Array) -> tuple[float, Array]:
@@ -117,7 +138,7 @@ class RMUCB:
         self.meta, self.weights, self.nu, self.tau, self.cache = meta, weights, nu, tau, cache
 
     def values(self, X: Array, fixed: bool = False) -> Array:
-        out = (1.0 - self.nu) * self.ucb.values(X)
+        out = (1.0 - self.nu) * self.ucb.values(X, fixed)
         if self.nu > 0.0:
             mu, sigma = meta_predictions(self.meta, self.cache, X, fixed)
             out += self.nu * (self.weights @ (mu + self.tau * sigma))

@@ -27,6 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
+from rmbo_tune.engine import acquisition as acq
 from rmbo_tune.engine.acquisition import MetaCache, MetaModels, Model, meta_predictions
 from rmbo_tune.engine.gp import GaussianProcess, safe_cholesky
 
@@ -93,7 +94,7 @@ class RGPE:
         self.used = weights > 0
 
     def values(self, X: Array, fixed: bool = False) -> Array:
-        mu_t, s_t = self.target.predict(X)
+        mu_t, s_t = acq.target_predictions(self.target, X, fixed)
         mean, var = self.wt * mu_t, (self.wt * s_t) ** 2
         if self.used.any():
             mu, s = meta_predictions(self.meta, self.cache, X, fixed)
@@ -152,7 +153,9 @@ class TAF:
     def values(self, X: Array, fixed: bool = False) -> Array:
         out = np.zeros(len(X))
         if self.best_y is not None:
-            ei, _, _ = expected_improvement(*self.target.predict(X), self.best_y)
+            ei, _, _ = expected_improvement(
+                *acq.target_predictions(self.target, X, fixed), self.best_y
+            )
             out += self.wt * ei
         if self.w.any():
             mu = meta_predictions(self.meta, self.cache, X, fixed)[0]

@@ -25,7 +25,7 @@ from numpy.typing import ArrayLike, NDArray
 from rmbo_tune.engine import acquisition as acq
 from rmbo_tune.engine import baselines
 from rmbo_tune.engine.gp import (
-    GaussianProcess,
+    FixedPointFactor,
     GPHyperparameters,
     ScaledGP,
     fit_hyperparameters,
@@ -212,6 +212,11 @@ class MetaBO:
         self.n_failed = 0
         self.history: list[dict] = []
         self._target_cache: ScaledGP | None = None
+        # The target GP's factor, grown per observation between hyperparameter refits; it
+        # was last rebuilt from the first ``_factor_base`` observations (kept in the state
+        # so that a restored engine grows the very same factor).
+        self._factor: FixedPointFactor | None = None
+        self._factor_base = 0
         self._meta_cache: acq.MetaCache | None = None
         self._ts_pool: tuple[list[RFFPosterior], Array, Array] | None = None
         if candidates is not None:
@@ -226,6 +231,10 @@ class MetaBO:
                 local_rng = np.random.default_rng(seeds["sobol"])
                 fixed.append(local_points(best, 4, 0.05, local_rng))
             self._fixed = np.unique(self.project(np.vstack(fixed)), axis=0)
+        # Points where the target posterior is maintained incrementally: the fixed
+        # candidates and, for the gaps of RM-GP-UCB / RM-GP-TS, the meta-tasks' inputs.
+        gaps = self._uses_meta and self.method in ("rm-gp-ucb", "rm-gp-ts")
+        self._cached_points = np.vstack([self._fixed, self.meta.X_all]) if gaps else self._fixed
 
     # ------------------------------------------------------------------ public state
     @property
@@ -282,29 +291,57 @@ class MetaBO:
     def _target_standardization(self, yc: Array) -> tuple[float, float]:
         return (0.0, 1.0) if self._borrows_meta_scale() else standardization(yc)
 
+    def _target_factor(self) -> FixedPointFactor:
+        f = self._factor
+        # Once the meta-weights are inactive no gaps are computed: drop the meta-task inputs.
+        n_points = len(self._cached_points) if self.weight_state.active else len(self._fixed)
+        if f is None:
+            f = FixedPointFactor(
+                self.X[: self._factor_base],
+                self._cached_points[:n_points],
+                self._target_hyper,
+                kind=self.options.kernel,
+            )
+        f.keep_points(n_points)
+        for x in self._X[f.n_obs :]:
+            f.append(x)
+        self._factor = f
+        return f
+
     def _target_model(self) -> ScaledGP:
         if self._target_cache is None:
             yc = self._target_y()
             loc, scale = self._target_standardization(yc)
-            gp = GaussianProcess(
-                self.X, (yc - loc) / scale, self._target_hyper, kind=self.options.kernel, mean=0.0
-            )
+            gp = self._target_factor().gp((yc - loc) / scale)
             self._target_cache = ScaledGP(gp, loc, scale)
         return self._target_cache
+
+    def _target_posterior(self, *, pending: bool) -> tuple[Array, Array, ScaledGP]:
+        """Target mean and std at the cached points (outer scale) and the target GP, with
+        the pending points hallucinated if ``pending``."""
+        model = self._target_model()
+        mu, sigma, gp = self._target_factor().predict(model.gp, self.pending if pending else None)
+        return (
+            model.loc + model.scale * mu,
+            model.scale * sigma,
+            ScaledGP(gp, model.loc, model.scale),
+        )
 
     def _refit_target(self) -> None:
         t = len(self._y)
         self._target_cache = None
         opt = self.options
-        # Refit after every observation early on, then every ~20% more observations, with
-        # random restarts at doubling sizes: the fit costs O(t^3) per likelihood evaluation,
-        # so refitting all the time would dominate a long search.
-        if t < opt.min_fit_observations or (t > 20 and t % max(2, t // 5)):
+        # Refit after every observation up to 20, then once the observations have grown by
+        # 20% since the last refit (``_factor_base``), with random restarts whenever a size
+        # 10 * 2^k was passed: the fit costs O(t^3) per likelihood evaluation, so refitting
+        # all the time would dominate a long search.
+        base = self._factor_base
+        if t < opt.min_fit_observations or (t > 20 and t < 1.2 * base):
             return
         yc = self._target_y()
         loc, scale = self._target_standardization(yc)
-        tens = t // 10
-        full = t == opt.min_fit_observations or (t % 10 == 0 and tens & (tens - 1) == 0)
+        doubling = 10 * 2 ** int(np.log2(t / 10)) if t >= 10 else None
+        full = t == opt.min_fit_observations or (doubling is not None and base < doubling)
         self._target_hyper = fit_hyperparameters(
             self.X,
             (yc - loc) / scale,
@@ -314,6 +351,7 @@ class MetaBO:
             init=self._target_hyper,
             noise_floor=opt.noise_floor,
         )
+        self._factor, self._factor_base = None, t
 
     def _beta(self, t: int) -> float:
         return beta_schedule(
@@ -348,8 +386,9 @@ class MetaBO:
         self._refit_target()
         if self.method in ("rm-gp-ucb", "rm-gp-ts") and self.weight_state.active:
             t = len(self._y)
-            model = self._target_model()
-            mu, sigma = model.predict(self.meta.X_all)
+            n_fixed = len(self._fixed)
+            mu, sigma, _ = self._target_posterior(pending=False)
+            mu, sigma = mu[n_fixed:], sigma[n_fixed:]
             gaps = function_gaps(
                 self.meta.y_all,
                 self.meta.task_index,
@@ -449,7 +488,9 @@ class MetaBO:
     def _acquisition(self, t: int, record: dict) -> acq.Acquisition:
         opt = self.options
         beta = self._beta(t + 1)
-        target = self._target_model().with_pending(self.pending)
+        mu_f, sigma_f, target_gp = self._target_posterior(pending=True)
+        n_fixed = len(self._fixed)
+        target = acq.CachedTarget(target_gp, mu_f[:n_fixed], sigma_f[:n_fixed])
         method = self.method if self._uses_meta or self.method == "rm-gp-ts" else "gp-ucb"
         if method == "rm-gp-ts" and not self._uses_meta:
             method = "ts"
@@ -472,7 +513,7 @@ class MetaBO:
                 record["branch"] = "meta"
                 return self._meta_sample()
             record["branch"] = "target"
-            post = RFFPosterior(target, n_features=opt.n_rff_features, rng=self.rng)
+            post = RFFPosterior(target_gp, n_features=opt.n_rff_features, rng=self.rng)
             return acq.SampledFunction(post, post.sample_weights(self.rng, scale=beta)[0])
         if method == "rgpe":
             record["branch"] = "ensemble"
@@ -578,6 +619,7 @@ class MetaBO:
             "pending": self.pending.tolist(),
             "n_failed": self.n_failed,
             "target_hyper": self._target_hyper.to_dict(),
+            "factor_base": self._factor_base,
             "weights": self.weight_state.state_dict(),
             "history": [dict(r) for r in self.history],
         }
@@ -613,6 +655,8 @@ class MetaBO:
         self._pending = [np.asarray(x, dtype=np.float64) for x in state["pending"]]
         self.n_failed = int(state["n_failed"])
         self._target_hyper = GPHyperparameters.from_dict(state["target_hyper"])
+        # States written before the factor was grown incrementally: factorize all at once.
+        self._factor_base = int(state.get("factor_base", len(self._y)))
         self.weight_state.load_state_dict(state["weights"])
         self.history = [dict(r) for r in state["history"]]
         return self

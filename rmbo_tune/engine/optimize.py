@@ -25,6 +25,7 @@ from rmbo_tune.engine.acquisition import Acquisition
 
 Array = NDArray[np.float64]
 Projection = Callable[[Array], Array]
+_DISTANCE_CHUNK = 32
 
 
 def identity(X: Array) -> Array:
@@ -114,11 +115,20 @@ def maximize_box(
     extra = project(extra) if len(extra) else extra
     X = np.vstack([fixed, extra])
     vals = np.concatenate([acq.values(fixed, fixed=True), acq.values(extra)])
-    ok = np.isfinite(vals) & (min_distances(X, exclude) > tol)
-    if not ok.any():
+    finite = np.flatnonzero(np.isfinite(vals))
+    order = finite[np.argsort(-vals[finite], kind="stable")]
+    # The best candidates that duplicate no observed or pending point, found by checking
+    # distances in value order, a chunk at a time (the best few are usually all new).
+    keep: list[int] = []
+    want = max(n_polish, 1)
+    for start in range(0, len(order), _DISTANCE_CHUNK):
+        chunk = order[start : start + _DISTANCE_CHUNK]
+        keep += chunk[min_distances(X[chunk], exclude) > tol].tolist()
+        if len(keep) >= want:
+            break
+    if not keep:
         return None
-    X, vals = X[ok], vals[ok]
-    order = np.argsort(-vals)
+    order = np.array(keep)
     polished = []
     for i in order[: max(n_polish, 0)]:
         xp = project(_polish(acq, X[i], polish_maxiter)[None, :])

@@ -58,7 +58,9 @@ class MetaBOOptions:
         then it uses the median of the meta-task GPs' hyperparameters (or neutral defaults).
         Type-II ML on two or three points is degenerate (all noise, or a tiny length scale).
     n_restarts : int
-        Random restarts of the hyperparameter fit (more at the start, see ``MetaBO``).
+        Random restarts of each meta-task's hyperparameter fit and of the target's at sizes
+        ``min_fit_observations`` and 10, 20, 40, ... (warm-started refits in between have
+        none). Each restart begins at the most likely of 32 random hyperparameter settings.
     noise_floor : float
         Lower bound on the noise variance of standardized outputs.
     n_candidates : int
@@ -98,7 +100,7 @@ class MetaBOOptions:
     nu_floor: float = 1e-6
     n_initial: int | None = None
     min_fit_observations: int = 5
-    n_restarts: int = 3
+    n_restarts: int = 1
     noise_floor: float = 1e-6
     n_candidates: int = 1024
     n_local: int = 64
