@@ -9,9 +9,11 @@ Run ``python -m rmbo_tune.bench.overhead``.
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import ray
@@ -81,13 +83,14 @@ def meta_tasks(n_tasks: int, n_obs: int, seed: int) -> list:
     return tasks
 
 
-def run(n_trials: int, n_meta: int, seed: int) -> dict:
-    """One Tune run; wall time and seconds inside the searcher."""
+def run(n_trials: int, n_meta: int, seed: int, **options: Any) -> dict:
+    """One Tune run; wall time and seconds inside the searcher (``options``: engine options)."""
     searcher = TimedSearcher(
         metric="loss",
         mode="min",
         seed=seed,
         meta_tasks=meta_tasks(n_meta, 40, seed) if n_meta else None,
+        **options,
     )
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
@@ -123,7 +126,7 @@ def warm_up(n_trials: int = 20) -> None:
         ).fit()
 
 
-def engine_only(n_trials: int, n_meta: int, seed: int) -> dict:
+def engine_only(n_trials: int, n_meta: int, seed: int, **options: Any) -> dict:
     """The same search on the engine alone (no Tune): CPU cost of the searcher's work."""
     space = SearchSpace.from_tune(SPACE)
     meta = [
@@ -133,7 +136,12 @@ def engine_only(n_trials: int, n_meta: int, seed: int) -> dict:
     with threadpool_limits(1, user_api="blas"):
         t0 = time.perf_counter()
         opt = MetaBO(
-            space.dim, meta, "rm-gp-ucb" if meta else "gp-ucb", seed=seed, project=space.project
+            space.dim,
+            meta,
+            "rm-gp-ucb" if meta else "gp-ucb",
+            seed=seed,
+            project=space.project,
+            **options,
         )
         setup = time.perf_counter() - t0
         for _ in range(n_trials):
@@ -141,6 +149,21 @@ def engine_only(n_trials: int, n_meta: int, seed: int) -> dict:
             opt.tell(x, -objective(space.decode(x)))
         total = time.perf_counter() - t0
     return {"setup": setup, "per_trial_ms": 1000 * (total - setup) / n_trials}
+
+
+def parse_options(items: Sequence[str]) -> dict[str, Any]:
+    """``["n_polish=0", "kernel=\"se\""]`` -> ``{"n_polish": 0, "kernel": "se"}``; a value
+    that is not JSON is kept as a string."""
+    options: dict[str, Any] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise SystemExit(f"--option must look like NAME=VALUE, got {item!r}")
+        try:
+            options[name] = json.loads(value)
+        except json.JSONDecodeError:
+            options[name] = value
+    return options
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -151,30 +174,41 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeats", type=int, default=1, help="measured runs of each setting")
     p.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an engine option, e.g. n_polish=0 (repeatable; the value is read as JSON)",
+    )
+    p.add_argument(
         "--engine-only",
         action="store_true",
         help="run the same search on the engine without Tune (its CPU cost per trial)",
     )
     a = p.parse_args(argv)
+    options = parse_options(a.option)
     if a.engine_only:
-        print(f"engine only: {a.trials} sequential trials, one BLAS thread")
+        print(f"engine only: {a.trials} sequential trials, one BLAS thread, options {options}")
         print("| meta-tasks | setup (s) | ms per trial (ask + tell) |")
         print("|---|---|---|")
         for m in (0, a.meta_tasks):
-            r = engine_only(a.trials, m, a.seed)
+            r = engine_only(a.trials, m, a.seed, **options)
             print(f"| {m} | {r['setup']:.2f} | {r['per_trial_ms']:.1f} |", flush=True)
         return
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     # The first Tune run of a Ray session also starts Ray's worker processes; one untimed
     # run first, so that every measured run sees the same warm Ray.
     warm_up()
-    print(f"searcher overhead: {a.trials} trials, max_concurrent_trials=2, reuse_actors=True")
+    print(
+        f"searcher overhead: {a.trials} trials, max_concurrent_trials=2, reuse_actors=True, "
+        f"options {options}"
+    )
     print(
         "| meta-tasks | wall (s) | in searcher (s) | share | suggest | on_trial_complete | save |"
     )
     print("|---|---|---|---|---|---|---|")
     for m in [0, a.meta_tasks] * a.repeats:
-        r = run(a.trials, m, a.seed)
+        r = run(a.trials, m, a.seed, **options)
         share = 100 * r["searcher"] / r["wall"]
         print(
             f"| {m} | {r['wall']:.1f} | {r['searcher']:.1f} | {share:.1f}% "
