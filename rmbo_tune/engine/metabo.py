@@ -336,6 +336,8 @@ class MetaBO:
         # 10 * 2^k was passed: the fit costs O(t^3) per likelihood evaluation, so refitting
         # all the time would dominate a long search.
         base = self._factor_base
+        if self.method == "random":
+            return  # random search never uses the target GP
         if t < opt.min_fit_observations or (t > 20 and t < 1.2 * base):
             return
         yc = self._target_y()

@@ -103,6 +103,15 @@ def test_restore_between_refits_continues_identically(method):
     assert opt.history == twin.history
 
 
+def test_random_search_never_fits_the_target_gp():
+    opt = MetaBO(2, [], "random", seed=0)
+    initial = opt._target_hyper
+    for _ in range(12):
+        x = opt.ask()
+        opt.tell(x, float(x.sum()))
+    assert opt._target_hyper is initial and opt._factor_base == 0
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_parallel_asks_are_distinct_and_spread(method):
     prob = _paper_problem(2)
