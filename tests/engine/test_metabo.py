@@ -103,6 +103,20 @@ def test_restore_between_refits_continues_identically(method):
     assert opt.history == twin.history
 
 
+def test_state_written_before_the_factor_base_existed_still_loads():
+    rng = np.random.default_rng(0)
+    opt = MetaBO(2, [(rng.random((8, 2)), rng.standard_normal(8))], seed=0)
+    for _ in range(23):
+        x = opt.ask()
+        opt.tell(x, float(-np.sum((x - 0.5) ** 2)))
+    state = opt.state_dict()
+    del state["factor_base"]
+    twin = MetaBO.from_state_dict(state)
+    assert twin._factor_base == 23  # factorized all at once
+    x = twin.ask()
+    assert x.shape == (2,) and np.all((0 <= x) & (x <= 1))
+
+
 def test_random_search_never_fits_the_target_gp():
     opt = MetaBO(2, [], "random", seed=0)
     initial = opt._target_hyper
