@@ -9,7 +9,6 @@ Run ``python -m rmbo_tune.bench.overhead``.
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import time
 from collections.abc import Sequence
@@ -20,6 +19,7 @@ import ray
 from ray import tune
 from threadpoolctl import threadpool_limits
 
+from rmbo_tune.bench.options import parse_options
 from rmbo_tune.engine import MetaBO
 from rmbo_tune.searcher import RMBOSearcher
 from rmbo_tune.space import SearchSpace
@@ -149,21 +149,6 @@ def engine_only(n_trials: int, n_meta: int, seed: int, **options: Any) -> dict:
             opt.tell(x, -objective(space.decode(x)))
         total = time.perf_counter() - t0
     return {"setup": setup, "per_trial_ms": 1000 * (total - setup) / n_trials}
-
-
-def parse_options(items: Sequence[str]) -> dict[str, Any]:
-    """``["n_polish=0", "kernel=\"se\""]`` -> ``{"n_polish": 0, "kernel": "se"}``; a value
-    that is not JSON is kept as a string."""
-    options: dict[str, Any] = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise SystemExit(f"--option must look like NAME=VALUE, got {item!r}")
-        try:
-            options[name] = json.loads(value)
-        except json.JSONDecodeError:
-            options[name] = value
-    return options
 
 
 def main(argv: Sequence[str] | None = None) -> None:

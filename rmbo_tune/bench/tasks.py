@@ -33,7 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from rmbo_tune.bench import report
+from rmbo_tune.bench.options import parse_options
 from rmbo_tune.bench.tune_runner import METHODS, SOURCES, TuneTask, optuna_available, run_benchmark
+from rmbo_tune.engine.options import MetaBOOptions
 
 
 def cartpole_task(
@@ -246,7 +248,16 @@ def main(argv: Sequence[str] | None = None, *, task_name: str | None = None) -> 
         help="cartpole: the target's initial state (default: at rest)",
     )
     p.add_argument("--num-cpus", type=int, default=None, help="for ray.init when not running")
+    p.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an engine option for the engine's methods, e.g. n_restarts=3 (repeatable; JSON)",
+    )
     a = p.parse_args(argv)
+    options = parse_options(a.option)
+    MetaBOOptions.from_kwargs(options)  # name a bad option before any experiment runs
     name = task_name or a.task
     factory, budget, meta_samples, horizons = TASKS[name]
     kwargs: dict[str, Any] = {}
@@ -281,6 +292,7 @@ def main(argv: Sequence[str] | None = None, *, task_name: str | None = None) -> 
         out_dir=out,
         meta_samples=a.meta_samples or meta_samples,
         source=a.source,
+        options=options,
     )
     files = report.write_outputs(doc, out, horizons)
     print(report.summary_markdown(doc, horizons))

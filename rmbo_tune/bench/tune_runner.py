@@ -493,6 +493,7 @@ def run_benchmark(
             "source": source,
             "seeds": list(seeds),
             "methods": list(methods),
+            "options": dict(options or {}),
             "wall_seconds": time.perf_counter() - t_start,
         },
         "runs": runs,

@@ -25,13 +25,6 @@ def test_meta_tasks_are_in_the_space() -> None:
             assert 0 <= c["a"] <= 1 and 1e-4 <= c["b"] <= 1 and c["c"] in range(10)
 
 
-def test_engine_options_are_parsed_as_json_and_passed_to_the_engine() -> None:
-    assert overhead.parse_options(["n_polish=0", "kernel=se", "beta=0.5"]) == {
-        "n_polish": 0,
-        "kernel": "se",
-        "beta": 0.5,
-    }
-    with pytest.raises(SystemExit, match="NAME=VALUE"):
-        overhead.parse_options(["n_polish"])
+def test_engine_options_are_passed_to_the_engine() -> None:
     with pytest.raises(ValueError, match="n_polish"):
         overhead.engine_only(3, 0, seed=0, n_polish=-1)

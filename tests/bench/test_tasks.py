@@ -74,11 +74,14 @@ def test_pima_and_meta_dirs_reused(ray_local, tmp_path) -> None:
             "random",
             "--out",
             str(out),
+            "--option",
+            "n_polish=0",
         ],
         task_name="pima",
     )
     _check_outputs(out, doc, ["rm-gp-ucb", "random"], 2)
     assert doc["metric"] == "val_loss"
+    assert doc["settings"]["options"] == {"n_polish": 0}
     assert len(doc["runs"]["rm-gp-ucb"]) == 2
     # an existing set of meta-task experiments can be reused without rerunning them
     dirs = {p.name.removeprefix("pima-meta-"): p for p in sorted((out / "meta").iterdir())}
@@ -91,6 +94,7 @@ def test_pima_and_meta_dirs_reused(ray_local, tmp_path) -> None:
         out_dir=tmp_path / "again",
         meta_dirs=dirs,
         progress=None,
+        options={"n_polish": 0},
     )
     assert again["runs"]["rm-gp-ucb"][0]["values"] == pytest.approx(
         doc["runs"]["rm-gp-ucb"][0]["values"], rel=1e-5
@@ -167,6 +171,8 @@ def test_bad_arguments_are_named() -> None:
         tune_runner.TuneTask("x", "xgboost", {}, {}).spec()
     with pytest.raises(SystemExit):
         tasks.main(["--n-meta", "2"], task_name="pima")
+    with pytest.raises(ValueError, match="n_polsh"):
+        tasks.main(["--option", "n_polsh=0"], task_name="pima")
     with pytest.raises(SystemExit):
         tasks.main(["--target-state", "0", "0", "0", "0"], task_name="pima")
 

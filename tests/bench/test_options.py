@@ -1,0 +1,23 @@
+"""Engine options from the benchmarks' command lines."""
+
+from __future__ import annotations
+
+import pytest
+
+from rmbo_tune.bench.options import parse_options
+
+
+def test_values_are_json_or_strings() -> None:
+    assert parse_options(["n_polish=0", "kernel=se", "beta=0.5", "learn_weights=false"]) == {
+        "n_polish": 0,
+        "kernel": "se",
+        "beta": 0.5,
+        "learn_weights": False,
+    }
+    assert parse_options([]) == {}
+
+
+@pytest.mark.parametrize("item", ["n_polish", "=3"])
+def test_malformed_items_are_named(item: str) -> None:
+    with pytest.raises(SystemExit, match="NAME=VALUE"):
+        parse_options([item])
