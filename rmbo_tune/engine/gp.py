@@ -185,8 +185,8 @@ def fit_hyperparameters(
         Random starts besides ``init`` and the default: the ``n_restarts`` most likely of
         ``SCREEN_PER_RESTART * n_restarts`` random hyperparameters (by likelihood value on
         at most ``SCREEN_MAX_ROWS`` observations, a fraction of the cost of a gradient-based
-        run from each). 0 starts from ``init``
-        alone (or the default without ``init``): a cheap warm-started refit.
+        run from each). 0 starts from ``init`` alone (or the default without ``init``): a
+        cheap warm-started refit.
     init : GPHyperparameters, optional
         Warm start, typically the previous optimum.
     noise_floor : float
@@ -245,6 +245,9 @@ class GaussianProcess:
     kind : {"matern52", "se"}
     mean : float, optional
         Constant prior mean; the mean of ``y`` (0 with no data) if not given.
+    cholesky : ndarray of shape (n_obs, n_obs), optional
+        The lower Cholesky factor of ``k(X, X) + noise I`` when already known (see
+        :class:`FixedPointFactor`); computed here otherwise.
 
     Examples
     --------
