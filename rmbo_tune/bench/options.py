@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Sequence
 from typing import Any
 
+from rmbo_tune.engine.options import MetaBOOptions
+
+
+def add_option_argument(parser: argparse.ArgumentParser) -> None:
+    """Add the repeatable ``--option NAME=VALUE`` argument (read by :func:`parse_options`)."""
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an option of the engine's methods, e.g. n_polish=0 (repeatable; read as JSON)",
+    )
+
 
 def parse_options(items: Sequence[str]) -> dict[str, Any]:
     """``["n_polish=0", "kernel=se"]`` -> ``{"n_polish": 0, "kernel": "se"}``: each value is
-    read as JSON, or kept as a string when it is not JSON."""
+    read as JSON, or kept as a string when it is not JSON. The options are validated here,
+    so that a bad one is named before any experiment runs."""
     options: dict[str, Any] = {}
     for item in items:
         name, sep, value = item.partition("=")
@@ -19,4 +34,5 @@ def parse_options(items: Sequence[str]) -> dict[str, Any]:
             options[name] = json.loads(value)
         except json.JSONDecodeError:
             options[name] = value
+    MetaBOOptions.from_kwargs(options)
     return options

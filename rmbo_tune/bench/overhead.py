@@ -19,7 +19,7 @@ import ray
 from ray import tune
 from threadpoolctl import threadpool_limits
 
-from rmbo_tune.bench.options import parse_options
+from rmbo_tune.bench.options import add_option_argument, parse_options
 from rmbo_tune.engine import MetaBO
 from rmbo_tune.searcher import RMBOSearcher
 from rmbo_tune.space import SearchSpace
@@ -87,6 +87,27 @@ def meta_tasks(n_tasks: int, n_obs: int, seed: int) -> list:
     return tasks
 
 
+def _fit(n_trials: int, name: str, search_alg: RMBOSearcher | None = None) -> float:
+    """Wall seconds of one Tune run of the trivial trainable (Tune's random search without
+    ``search_alg``)."""
+    properties = {} if search_alg is not None else {"metric": "loss", "mode": "min"}
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        tune.Tuner(
+            trivial,
+            param_space=SPACE,
+            tune_config=tune.TuneConfig(
+                search_alg=search_alg,
+                num_samples=n_trials,
+                max_concurrent_trials=2,
+                reuse_actors=True,
+                **properties,
+            ),
+            run_config=tune.RunConfig(storage_path=tmp, name=name, verbose=0),
+        ).fit()
+        return time.perf_counter() - t0
+
+
 def run(n_trials: int, n_meta: int, seed: int, **options: Any) -> dict:
     """One Tune run; wall time and seconds inside the searcher (``options``: engine options)."""
     searcher = TimedSearcher(
@@ -96,20 +117,7 @@ def run(n_trials: int, n_meta: int, seed: int, **options: Any) -> dict:
         meta_tasks=meta_tasks(n_meta, 40, seed) if n_meta else None,
         **options,
     )
-    with tempfile.TemporaryDirectory() as tmp:
-        t0 = time.perf_counter()
-        tune.Tuner(
-            trivial,
-            param_space=SPACE,
-            tune_config=tune.TuneConfig(
-                search_alg=searcher,
-                num_samples=n_trials,
-                max_concurrent_trials=2,
-                reuse_actors=True,
-            ),
-            run_config=tune.RunConfig(storage_path=tmp, name="overhead", verbose=0),
-        ).fit()
-        wall = time.perf_counter() - t0
+    wall = _fit(n_trials, "overhead", searcher)
     return {
         "wall": wall,
         "searcher": sum(searcher.seconds.values()),
@@ -120,19 +128,7 @@ def run(n_trials: int, n_meta: int, seed: int, **options: Any) -> dict:
 
 def warm_up(n_trials: int = 20) -> None:
     """An untimed Tune run of the trivial trainable with Tune's random search."""
-    with tempfile.TemporaryDirectory() as tmp:
-        tune.Tuner(
-            trivial,
-            param_space=SPACE,
-            tune_config=tune.TuneConfig(
-                metric="loss",
-                mode="min",
-                num_samples=n_trials,
-                max_concurrent_trials=2,
-                reuse_actors=True,
-            ),
-            run_config=tune.RunConfig(storage_path=tmp, name="warm-up", verbose=0),
-        ).fit()
+    _fit(n_trials, "warm-up")
 
 
 def engine_only(n_trials: int, n_meta: int, seed: int, **options: Any) -> dict:
@@ -167,13 +163,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--meta-tasks", type=int, default=20)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeats", type=int, default=1, help="measured runs of each setting")
-    p.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="an engine option, e.g. n_polish=0 (repeatable; the value is read as JSON)",
-    )
+    add_option_argument(p)
     p.add_argument(
         "--engine-only",
         action="store_true",

@@ -33,9 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from rmbo_tune.bench import report
-from rmbo_tune.bench.options import parse_options
+from rmbo_tune.bench.options import add_option_argument, parse_options
 from rmbo_tune.bench.tune_runner import METHODS, SOURCES, TuneTask, optuna_available, run_benchmark
-from rmbo_tune.engine.options import MetaBOOptions
 
 
 def cartpole_task(
@@ -248,16 +247,9 @@ def main(argv: Sequence[str] | None = None, *, task_name: str | None = None) -> 
         help="cartpole: the target's initial state (default: at rest)",
     )
     p.add_argument("--num-cpus", type=int, default=None, help="for ray.init when not running")
-    p.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="an engine option for the engine's methods, e.g. n_restarts=3 (repeatable; JSON)",
-    )
+    add_option_argument(p)
     a = p.parse_args(argv)
-    options = parse_options(a.option)
-    MetaBOOptions.from_kwargs(options)  # name a bad option before any experiment runs
+    options = parse_options(a.option)  # names a bad option before any experiment runs
     name = task_name or a.task
     factory, budget, meta_samples, horizons = TASKS[name]
     kwargs: dict[str, Any] = {}

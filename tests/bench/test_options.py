@@ -21,3 +21,10 @@ def test_values_are_json_or_strings() -> None:
 def test_malformed_items_are_named(item: str) -> None:
     with pytest.raises(SystemExit, match="NAME=VALUE"):
         parse_options([item])
+
+
+def test_unknown_or_invalid_options_are_named_at_once() -> None:
+    with pytest.raises(ValueError, match="n_polsh"):
+        parse_options(["n_polsh=1"])
+    with pytest.raises(ValueError, match="n_polish"):
+        parse_options(["n_polish=-1"])
