@@ -22,13 +22,15 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 from scipy import linalg, optimize
+from scipy.linalg import lapack
 
 from rmbo_tune.engine.kernels import (
     check_kernel,
     contract_grad_log_ell,
     kernel,
-    kernel_and_factor,
+    kernel_from_r2,
     kernel_grad_x,
+    scaled_sqdist,
 )
 
 Array = NDArray[np.float64]
@@ -39,6 +41,9 @@ MAX_NOISE = 1.0
 _MAX_JITTER_TRIES = 6
 SCREEN_PER_RESTART = 32
 SCREEN_MAX_ROWS = 64
+# Above this many elements (256 MB) the squared differences are not kept during a fit.
+_MAX_DIFFERENCE_ELEMENTS = 32_000_000
+_LOG_2PI = float(np.log(2.0 * np.pi))
 
 
 class CholeskyError(np.linalg.LinAlgError):
@@ -118,11 +123,73 @@ def theta_bounds(dim: int, noise_floor: float) -> list[tuple[float, float]]:
     return [LOG_ELL_BOUNDS] * dim + [LOG_S2_BOUNDS, (np.log(noise_floor), np.log(MAX_NOISE))]
 
 
-def log_marginal_likelihood(theta: Array, X: Array, y: Array, kind: str) -> tuple[float, Array]:
+def squared_differences(X: Array) -> Array:
+    """Per-dimension squared differences ``D[k, i, j] = (x_ik - x_jk)^2``, shape (d, n, n).
+
+    Computed once per hyperparameter fit: every likelihood evaluation then gets
+    ``r^2 = sum_k D_k / ell_k^2`` and the length-scale gradients from it.
+    """
+    diff = X.T[:, :, None] - X.T[:, None, :]
+    return diff * diff
+
+
+def _factor_or_none(K: Array) -> Array | None:
+    """Lower Cholesky factor of ``K`` (upper triangle left as is), with jitter if LAPACK
+    fails at first; None when ``K`` cannot be factorized."""
+    if not np.all(np.isfinite(K)):
+        return None
+    L, info = lapack.dpotrf(K, lower=1, clean=0)
+    if info == 0:
+        return L
+    try:
+        return safe_cholesky(K)
+    except CholeskyError:
+        return None
+
+
+def _likelihood(
+    theta: Array, X: Array, y: Array, kind: str, D: Array | None, with_grad: bool
+) -> tuple[float, Array | None]:
+    # LAPACK directly (potrf, potrs, potri): the scipy.linalg wrappers' argument checks cost
+    # as much as the factorization itself at the sizes of a GP fit, where this runs
+    # thousands of times.
+    n, d = X.shape
+    ell = np.exp(theta[:d])
+    s2, noise = float(np.exp(theta[d])), float(np.exp(theta[d + 1]))
+    r2 = np.tensordot(1.0 / ell**2, D, axes=1) if D is not None else scaled_sqdist(X, X, ell)
+    Kf, G = kernel_from_r2(r2, s2, kind)
+    K = Kf.copy()
+    K.flat[:: n + 1] += noise
+    L = _factor_or_none(K)
+    if L is None:
+        return -np.inf, (np.zeros_like(theta) if with_grad else None)
+    alpha, _ = lapack.dpotrs(L, y, lower=1)
+    lml = -0.5 * float(y @ alpha) - float(np.log(np.diagonal(L)).sum()) - 0.5 * n * _LOG_2PI
+    if not with_grad:
+        return lml, None
+    Kinv, _ = lapack.dpotri(L, lower=1)
+    Kinv = np.tril(Kinv)
+    Kinv += np.tril(Kinv, -1).T
+    W = np.outer(alpha, alpha)
+    W -= Kinv
+    grad = np.empty(d + 2)
+    if D is not None:
+        grad[:d] = 0.5 * np.tensordot(D, W * G, axes=2) / ell**2
+    else:
+        grad[:d] = 0.5 * contract_grad_log_ell(X, ell, W * G)
+    grad[d] = 0.5 * float(np.vdot(W, Kf))
+    grad[d + 1] = 0.5 * noise * float(np.trace(W))
+    return lml, grad
+
+
+def log_marginal_likelihood(
+    theta: Array, X: Array, y: Array, kind: str, *, D: Array | None = None
+) -> tuple[float, Array]:
     """Log marginal likelihood of centred outputs ``y`` and its gradient in ``theta``.
 
     Returns ``(-inf, zeros)`` when the covariance cannot be factorized, so that an
-    optimizer steps away instead of failing (as scikit-learn does).
+    optimizer steps away instead of failing (as scikit-learn does). ``D``: the
+    :func:`squared_differences` of ``X``, if already computed.
 
     Notes
     -----
@@ -130,34 +197,16 @@ def log_marginal_likelihood(theta: Array, X: Array, y: Array, kind: str) -> tupl
     ``d log p / d theta_j = 1/2 tr((alpha alpha^T - K^{-1}) dK/dtheta_j)``
     (Rasmussen & Williams 2006, eq. 5.8-5.9).
     """
-    hp = GPHyperparameters.from_theta(theta)
-    n, d = X.shape
-    Kf, G = kernel_and_factor(X, hp.lengthscales, hp.signal_var, kind)
-    K = Kf + hp.noise_var * np.eye(n)
-    try:
-        L = safe_cholesky(K)
-    except CholeskyError:
-        return -np.inf, np.zeros_like(theta)
-    alpha = linalg.cho_solve((L, True), y, check_finite=False)
-    lml = -0.5 * y @ alpha - np.log(np.diag(L)).sum() - 0.5 * n * np.log(2.0 * np.pi)
-    W = np.outer(alpha, alpha) - linalg.cho_solve((L, True), np.eye(n), check_finite=False)
-    grad = np.empty(d + 2)
-    grad[:d] = 0.5 * contract_grad_log_ell(X, hp.lengthscales, W * G)
-    grad[d] = 0.5 * np.sum(W * Kf)
-    grad[d + 1] = 0.5 * hp.noise_var * np.trace(W)
-    return float(lml), grad
+    lml, grad = _likelihood(theta, X, y, kind, D, with_grad=True)
+    assert grad is not None
+    return lml, grad
 
 
-def log_marginal_likelihood_value(theta: Array, X: Array, y: Array, kind: str) -> float:
+def log_marginal_likelihood_value(
+    theta: Array, X: Array, y: Array, kind: str, *, D: Array | None = None
+) -> float:
     """:func:`log_marginal_likelihood` without the gradient (-inf if not factorizable)."""
-    hp = GPHyperparameters.from_theta(theta)
-    K = kernel(X, X, hp.lengthscales, hp.signal_var, kind) + hp.noise_var * np.eye(len(X))
-    try:
-        L = safe_cholesky(K)
-    except CholeskyError:
-        return -np.inf
-    z = linalg.solve_triangular(L, y, lower=True, check_finite=False)
-    return float(-0.5 * z @ z - np.log(np.diag(L)).sum() - 0.5 * len(y) * np.log(2.0 * np.pi))
+    return _likelihood(theta, X, y, kind, D, with_grad=False)[0]
 
 
 def fit_hyperparameters(
@@ -182,7 +231,7 @@ def fit_hyperparameters(
     rng : numpy.random.Generator
         Draws the candidates of the random restarts (log-uniform inside the bounds).
     n_restarts : int
-        Random starts besides ``init`` and the default: the ``n_restarts`` most likely of
+        Random starts besides ``init`` (or the default): the ``n_restarts`` most likely of
         ``SCREEN_PER_RESTART * n_restarts`` random hyperparameters (by likelihood value on
         at most ``SCREEN_MAX_ROWS`` observations, a fraction of the cost of a gradient-based
         run from each). 0 starts from ``init`` alone (or the default without ``init``): a
@@ -203,18 +252,19 @@ def fit_hyperparameters(
     default = GPHyperparameters.default(dim, noise_floor=noise_floor).to_theta()
     starts = [default] if init is None else [init.to_theta()]
     if n_restarts > 0:
-        if init is not None:
-            starts.append(default)
         pool = rng.uniform(lo, hi, size=(SCREEN_PER_RESTART * n_restarts, len(lo)))
         # Screening only ranks starting points: a random subset of a large data set does.
         rows = np.arange(len(X))
         if len(X) > SCREEN_MAX_ROWS:
             rows = np.sort(rng.choice(len(X), SCREEN_MAX_ROWS, replace=False))
-        values = np.array([log_marginal_likelihood_value(t, X[rows], y[rows], kind) for t in pool])
+        Xs, ys = X[rows], y[rows]
+        Ds = squared_differences(Xs)
+        values = np.array([log_marginal_likelihood_value(t, Xs, ys, kind, D=Ds) for t in pool])
         starts += list(pool[np.argsort(-values, kind="stable")[:n_restarts]])
+    D = squared_differences(X) if dim * len(X) ** 2 <= _MAX_DIFFERENCE_ELEMENTS else None
 
     def objective(theta: Array) -> tuple[float, Array]:
-        lml, grad = log_marginal_likelihood(theta, X, y, kind)
+        lml, grad = log_marginal_likelihood(theta, X, y, kind, D=D)
         if not np.isfinite(lml):
             return 1e25, np.zeros_like(theta)
         return -lml, -grad

@@ -592,7 +592,8 @@ class MetaBO:
             exclude=exclude,
             project=self.project,
             tol=opt.duplicate_tol,
-            n_polish=opt.n_polish,
+            # The target alone (record["branch"] == "target") is polished only on request.
+            n_polish=opt.n_polish if record["branch"] != "target" or opt.polish_target else 0,
             polish_maxiter=opt.polish_maxiter,
         )
         if res is None:

@@ -12,6 +12,7 @@ from rmbo_tune.engine.gp import (
     log_marginal_likelihood,
     log_marginal_likelihood_value,
     safe_cholesky,
+    squared_differences,
     standardization,
 )
 from rmbo_tune.engine.kernels import kernel
@@ -65,6 +66,20 @@ def test_log_marginal_likelihood_gradient_matches_finite_differences(kind, rng):
     _, grad = log_marginal_likelihood(theta, X, y - y.mean(), kind)
     fd = finite_difference(lambda t: log_marginal_likelihood(t, X, y - y.mean(), kind)[0], theta)
     np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["matern52", "se"])
+def test_likelihood_from_precomputed_differences_is_the_same(kind, rng):
+    X = rng.random((15, 4))
+    y = np.cos(5 * X[:, 1]) + 0.1 * rng.standard_normal(15)
+    theta = np.log([0.2, 0.4, 0.9, 2.0, 1.3, 0.02])
+    D = squared_differences(X)
+    assert D.shape == (4, 15, 15)
+    lml, grad = log_marginal_likelihood(theta, X, y, kind)
+    lml_d, grad_d = log_marginal_likelihood(theta, X, y, kind, D=D)
+    assert lml_d == pytest.approx(lml, rel=1e-12)
+    np.testing.assert_allclose(grad_d, grad, rtol=1e-9, atol=1e-12)
+    assert log_marginal_likelihood_value(theta, X, y, kind, D=D) == pytest.approx(lml, rel=1e-12)
 
 
 def test_fit_recovers_known_lengthscale_from_200_samples():

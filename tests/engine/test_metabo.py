@@ -126,6 +126,27 @@ def test_random_search_never_fits_the_target_gp():
     assert opt._target_hyper is initial and opt._factor_base == 0
 
 
+@pytest.mark.parametrize("polish_target", [False, True])
+def test_only_acquisitions_with_the_meta_tasks_are_polished_by_default(polish_target, monkeypatch):
+    import rmbo_tune.engine.optimize as optimize
+
+    polished = []
+    original = optimize._polish
+    monkeypatch.setattr(
+        optimize, "_polish", lambda acq, x0, n: polished.append(acq) or original(acq, x0, n)
+    )
+    prob = _paper_problem(1)
+    opt = MetaBO(1, prob.meta_tasks, "rm-gp-ucb", seed=0, polish_target=polish_target)
+    cold = MetaBO(1, method="gp-ucb", seed=0, n_initial=2, polish_target=polish_target)
+    for engine in (opt, cold):
+        _run(engine, prob, 6, np.random.default_rng(0))
+    branches = [r["branch"] for r in opt.history + cold.history]
+    model_branches = [b for b in branches if b != "initial"]
+    assert "combined" in branches and "target" in branches
+    expected = len(model_branches) if polish_target else branches.count("combined")
+    assert len(polished) == expected
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_parallel_asks_are_distinct_and_spread(method):
     prob = _paper_problem(2)

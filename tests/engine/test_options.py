@@ -29,6 +29,8 @@ def test_defaults_are_the_papers_practical_values_except_beta():
         ({"n_candidates": 0}, "n_candidates must be an integer >= 1"),
         ({"n_restarts": 1.5}, "n_restarts must be an integer"),
         ({"n_initial": -1}, "n_initial must be a non-negative integer"),
+        ({"polish_target": "yes"}, "polish_target must be True or False"),
+        ({"learn_weights": 1}, "learn_weights must be True or False"),
     ],
 )
 def test_bad_options_raise_naming_the_option(kwargs, message):
