@@ -181,6 +181,11 @@ def test_fixed_point_factor_refactorizes_when_a_point_is_repeated(rng):
     ref = GaussianProcess(np.vstack([X, X[2]]), np.append(y, y[2]), hp, kind="se", mean=0.0)
     np.testing.assert_allclose(mu, ref.predict(Z)[0], atol=1e-5)
     assert np.all(np.isfinite(sigma))
+    p = np.array([[0.31, 0.77]])
+    _, s_once, _ = factor.predict(gp, p)
+    _, s_twice, gp_twice = factor.predict(gp, np.vstack([p, p]))  # two pending, the same
+    np.testing.assert_allclose(s_twice, s_once, atol=1e-4)
+    assert gp_twice.n_obs == 9 and np.all(np.isfinite(gp_twice.predict(Z)[1]))
 
 
 def test_log_marginal_likelihood_value_matches_the_gradient_version(rng):
