@@ -2,7 +2,9 @@
 
 200 trials of a trivial trainable, ``max_concurrent_trials=2``, ``reuse_actors=True``, with and
 without 20 meta-tasks (3-D space, 40 observations each): the time spent inside the searcher's
-methods (suggest, on_trial_complete, on_trial_result, save) as a share of the run's wall time.
+methods (set_search_properties, suggest, on_trial_complete, on_trial_result, save) as a share
+of the run's wall time. Each repeat also times the same run with Tune's own random search, so
+that Tune's wall time for the trials alone is printed beside it.
 Run ``python -m rmbo_tune.bench.overhead``.
 """
 
@@ -46,14 +48,23 @@ class TimedSearcher(RMBOSearcher):
         super().__init__(*args, **kwargs)
         self.seconds: dict[str, float] = {}
         self.cpu_seconds = 0.0
+        self.first_suggest = 0.0  # the first call builds the engine (fits the meta-task GPs)
 
     def _timed(self, name: str, fn, *args, **kwargs):
         t0, c0 = time.perf_counter(), time.thread_time()
         try:
             return fn(*args, **kwargs)
         finally:
-            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t0
+            elapsed = time.perf_counter() - t0
+            if name == "suggest" and "suggest" not in self.seconds:
+                self.first_suggest = elapsed
+            self.seconds[name] = self.seconds.get(name, 0.0) + elapsed
             self.cpu_seconds += time.thread_time() - c0
+
+    def set_search_properties(self, metric, mode, config, **spec):
+        return self._timed(
+            "set_search_properties", super().set_search_properties, metric, mode, config, **spec
+        )
 
     def suggest(self, trial_id):
         return self._timed("suggest", super().suggest, trial_id)
@@ -122,8 +133,14 @@ def run(n_trials: int, n_meta: int, seed: int, **options: Any) -> dict:
         "wall": wall,
         "searcher": sum(searcher.seconds.values()),
         "searcher_cpu": searcher.cpu_seconds,
+        "first_suggest": searcher.first_suggest,
         **searcher.seconds,
     }
+
+
+def tune_alone(n_trials: int) -> float:
+    """Wall seconds of the same Tune run with Tune's own random search (no RMBOSearcher)."""
+    return _fit(n_trials, "tune-random")
 
 
 def warm_up(n_trials: int = 20) -> None:
@@ -188,20 +205,30 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"options {options}"
     )
     print(
-        "| meta-tasks | wall (s) | in searcher (s) | share | suggest | on_trial_complete "
-        "| save | searcher CPU (s) | CPU share |"
+        "| meta-tasks | wall (s) | in searcher (s) | share | ms/trial | first suggest (s) "
+        "| suggest | on_trial_complete | save | searcher CPU (s) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
-    for m in [0, a.meta_tasks] * a.repeats:
-        r = run(a.trials, m, a.seed, **options)
-        share = 100 * r["searcher"] / r["wall"]
-        cpu_share = 100 * r["searcher_cpu"] / r["wall"]
-        print(
-            f"| {m} | {r['wall']:.1f} | {r['searcher']:.2f} | {share:.1f}% "
-            f"| {r.get('suggest', 0):.2f} | {r.get('on_trial_complete', 0):.2f} "
-            f"| {r.get('save', 0):.2f} | {r['searcher_cpu']:.2f} | {cpu_share:.1f}% |",
-            flush=True,
-        )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    shares: dict[int, list[float]] = {0: [], a.meta_tasks: []}
+    alone: list[float] = []
+    for _ in range(a.repeats):
+        alone.append(tune_alone(a.trials))
+        print(f"| Tune's random search | {alone[-1]:.1f} | | | | | | | | |", flush=True)
+        for m in (0, a.meta_tasks):
+            r = run(a.trials, m, a.seed, **options)
+            shares[m].append(100 * r["searcher"] / r["wall"])
+            print(
+                f"| {m} | {r['wall']:.1f} | {r['searcher']:.2f} | {shares[m][-1]:.1f}% "
+                f"| {1000 * r['searcher'] / a.trials:.1f} | {r['first_suggest']:.2f} "
+                f"| {r.get('suggest', 0):.2f} | {r.get('on_trial_complete', 0):.2f} "
+                f"| {r.get('save', 0):.2f} | {r['searcher_cpu']:.2f} |",
+                flush=True,
+            )
+    print(
+        "median share: "
+        + ", ".join(f"{m} meta-tasks {np.median(v):.1f}%" for m, v in shares.items())
+        + f"; Tune's random search alone took {min(alone):.1f}-{max(alone):.1f} s"
+    )
     ray.shutdown()
 
 

@@ -28,3 +28,20 @@ def test_meta_tasks_are_in_the_space() -> None:
 def test_engine_options_are_passed_to_the_engine() -> None:
     with pytest.raises(ValueError, match="n_polish"):
         overhead.engine_only(3, 0, seed=0, n_polish=-1)
+
+
+def test_timed_searcher_times_every_tune_facing_call_and_the_first_suggestion() -> None:
+    s = overhead.TimedSearcher(metric="loss", mode="min", seed=0)
+    assert s.set_search_properties(None, None, overhead.SPACE)
+    for i in range(3):
+        config = s.suggest(str(i))
+        s.on_trial_result(str(i), {"loss": overhead.objective(config)})
+        s.on_trial_complete(str(i), {"loss": overhead.objective(config)})
+    assert set(s.seconds) == {
+        "set_search_properties",
+        "suggest",
+        "on_trial_result",
+        "on_trial_complete",
+    }
+    assert 0.0 < s.first_suggest <= s.seconds["suggest"]
+    assert s.cpu_seconds > 0.0
