@@ -41,8 +41,8 @@ MAX_NOISE = 1.0
 _MAX_JITTER_TRIES = 6
 SCREEN_PER_RESTART = 32
 SCREEN_MAX_ROWS = 64
-# Above this many elements (256 MB) the squared differences are not kept during a fit.
-_MAX_DIFFERENCE_ELEMENTS = 32_000_000
+# Above this many elements (64 MB) the squared differences are not kept during a fit.
+_MAX_DIFFERENCE_ELEMENTS = 8_000_000
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
 
