@@ -187,6 +187,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="run the same search on the engine without Tune (its CPU cost per trial)",
     )
     a = p.parse_args(argv)
+    if a.trials < 1 or a.repeats < 1 or a.meta_tasks < 0:
+        p.error(
+            f"--trials and --repeats must be >= 1 and --meta-tasks >= 0, got {a.trials}, "
+            f"{a.repeats} and {a.meta_tasks}"
+        )
     options = parse_options(a.option)
     if a.engine_only:
         print(f"engine only: {a.trials} sequential trials, one BLAS thread, options {options}")

@@ -45,3 +45,10 @@ def test_timed_searcher_times_every_tune_facing_call_and_the_first_suggestion() 
     }
     assert 0.0 < s.first_suggest <= s.seconds["suggest"]
     assert s.cpu_seconds > 0.0
+
+
+@pytest.mark.parametrize("argv", [["--repeats", "0"], ["--trials", "0"], ["--meta-tasks", "-1"]])
+def test_bad_counts_are_refused_before_ray_starts(argv, capsys) -> None:
+    with pytest.raises(SystemExit):
+        overhead.main(argv)
+    assert "must be >= 1" in capsys.readouterr().err
