@@ -60,17 +60,20 @@ def safe_cholesky(K: Array, *, jitter: float = 1e-10) -> Array:
     """
     if not np.all(np.isfinite(K)):
         raise CholeskyError(f"covariance matrix of size {len(K)} contains NaN or inf")
+    # LAPACK's potrf directly (what scipy.linalg.cholesky calls): at the sizes of a GP fit,
+    # where this runs thousands of times, the wrapper's argument checks cost as much as the
+    # factorization itself.
+    L, info = lapack.dpotrf(K, lower=1, clean=1)
+    if info == 0:
+        return L
     scale = float(np.mean(np.diag(K))) if K.size else 1.0
     scale = scale if np.isfinite(scale) and scale > 0 else 1.0
     tried = 0.0
-    for attempt in range(_MAX_JITTER_TRIES):
-        try:
-            if attempt == 0:
-                return linalg.cholesky(K, lower=True, check_finite=False)
-            tried = jitter * 10.0 ** (attempt - 1) * scale
-            return linalg.cholesky(K + tried * np.eye(len(K)), lower=True, check_finite=False)
-        except linalg.LinAlgError:
-            continue
+    for attempt in range(1, _MAX_JITTER_TRIES):
+        tried = jitter * 10.0 ** (attempt - 1) * scale
+        L, info = lapack.dpotrf(K + tried * np.eye(len(K)), lower=1, clean=1)
+        if info == 0:
+            return L
     raise CholeskyError(
         f"covariance matrix of size {len(K)} is not positive definite even with jitter "
         f"{tried:.3g}; the inputs may contain many duplicates"
@@ -133,26 +136,11 @@ def squared_differences(X: Array) -> Array:
     return diff * diff
 
 
-def _factor_or_none(K: Array) -> Array | None:
-    """Lower Cholesky factor of ``K`` (upper triangle left as is), with jitter if LAPACK
-    fails at first; None when ``K`` cannot be factorized."""
-    if not np.all(np.isfinite(K)):
-        return None
-    L, info = lapack.dpotrf(K, lower=1, clean=0)
-    if info == 0:
-        return L
-    try:
-        return safe_cholesky(K)
-    except CholeskyError:
-        return None
-
-
 def _likelihood(
     theta: Array, X: Array, y: Array, kind: str, D: Array | None, with_grad: bool
 ) -> tuple[float, Array | None]:
-    # LAPACK directly (potrf, potrs, potri): the scipy.linalg wrappers' argument checks cost
-    # as much as the factorization itself at the sizes of a GP fit, where this runs
-    # thousands of times.
+    # LAPACK directly (potrs, potri; potrf in safe_cholesky): the scipy.linalg wrappers'
+    # argument checks cost as much as the solves themselves at the sizes of a GP fit.
     n, d = X.shape
     ell = np.exp(theta[:d])
     s2, noise = float(np.exp(theta[d])), float(np.exp(theta[d + 1]))
@@ -160,8 +148,9 @@ def _likelihood(
     Kf, G = kernel_from_r2(r2, s2, kind)
     K = Kf.copy()
     K.flat[:: n + 1] += noise
-    L = _factor_or_none(K)
-    if L is None:
+    try:
+        L = safe_cholesky(K)
+    except CholeskyError:
         return -np.inf, (np.zeros_like(theta) if with_grad else None)
     alpha, _ = lapack.dpotrs(L, y, lower=1)
     lml = -0.5 * float(y @ alpha) - float(np.log(np.diagonal(L)).sum()) - 0.5 * n * _LOG_2PI
