@@ -67,11 +67,6 @@ def kernel_grad_x(x: Array, Z: Array, ell: Array, s2: float, kind: str) -> tuple
     return k, -g[:, None] * diff / ell**2
 
 
-def kernel_and_factor(X: Array, ell: Array, s2: float, kind: str) -> tuple[Array, Array]:
-    """Kernel matrix ``k(X, X)`` (n, n) and the derivative factor ``g`` (n, n)."""
-    return kernel_from_r2(scaled_sqdist(X, X, ell), s2, kind)
-
-
 def contract_grad_log_ell(X: Array, ell: Array, WG: Array) -> Array:
     """``sum_ij WG_ij (x_ik - x_jk)^2 / ell_k^2`` for every k, shape (d,).
 
