@@ -12,6 +12,8 @@ A results document is a plain dict (what ``results.json`` holds)::
           {"seed": 0, "values": [...],          # metric of each trial, in suggestion order
            "seconds": [...],                    # searcher time per trial (suggest + update)
            "optimum": 0.93,                     # optional per-run optimum (synthetic)
+           "worst": 0.41,                       # optional per-run worst value (tabular):
+                                                # normalized regret |opt - best| / |opt - worst|
            "weights": [{"task": w, ...}, ...],  # optional meta-weights per suggestion
            "nu": [...]},                        # optional
           ...],
@@ -109,7 +111,8 @@ def summarize(doc: Mapping[str, Any], horizons: Sequence[int]) -> list[dict[str,
     -------
     list of dict
         One row per method: ``method``, ``n`` (runs), ``best@k`` and ``regret@k`` as
-        ``(mean, se)`` pairs, ``ms`` (median searcher milliseconds per trial).
+        ``(mean, se)`` pairs, ``nregret@k`` (normalized regret, when every run records the
+        ``worst`` value of its task), ``ms`` (median searcher milliseconds per trial).
     """
     mode = doc["mode"]
     _check_mode(mode)
@@ -126,12 +129,17 @@ def summarize(doc: Mapping[str, Any], horizons: Sequence[int]) -> list[dict[str,
             [r["optimum"] if r.get("optimum") is not None else ref for r in runs],
             dtype=np.float64,
         )
+        worst = np.array([r.get("worst", math.nan) for r in runs], dtype=np.float64)
+        span = np.abs(opt - worst)
+        span = np.where(span > 0, span, math.nan)
         for h in horizons:
             if not 1 <= h <= length:
                 continue
             col = curves[:, h - 1]
             row[f"best@{h}"] = _mean_se(col)
             row[f"regret@{h}"] = _mean_se(np.abs(opt - col))
+            if np.isfinite(span).all():
+                row[f"nregret@{h}"] = _mean_se(np.abs(opt - col) / span)
         secs = [np.median(r["seconds"]) for r in runs if r.get("seconds")]
         row["ms"] = 1000.0 * float(np.median(secs)) if secs else math.nan
         rows.append(row)
@@ -145,7 +153,7 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], *, metric: str = "best") -
     ----------
     rows : sequence of mapping
         From :func:`summarize`.
-    metric : {"best", "regret"}
+    metric : {"best", "regret", "nregret"}
         Which columns to show.
 
     Returns
@@ -153,17 +161,21 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], *, metric: str = "best") -
     str
         The table, without a trailing newline.
     """
-    if metric not in ("best", "regret"):
-        raise ValueError(f"metric must be 'best' or 'regret', got {metric!r}")
+    labels = {"best": "best-so-far", "regret": "simple regret", "nregret": "normalized regret"}
+    if metric not in labels:
+        raise ValueError(f"metric must be one of {sorted(labels)}, got {metric!r}")
     keys = sorted(
         {k for r in rows for k in r if k.startswith(f"{metric}@")},
         key=lambda k: int(k.split("@")[1]),
     )
-    label = "best-so-far" if metric == "best" else "simple regret"
+    label = labels[metric]
+    digits = 4 if metric == "nregret" else 3
     head = "| method | runs | " + " | ".join(f"{label} @{k.split('@')[1]}" for k in keys)
     lines = [head + " | searcher ms/trial |", "|---" * (len(keys) + 3) + "|"]
     for r in rows:
-        cells = " | ".join(f"{r[k][0]:.3f} ± {r[k][1]:.3f}" if k in r else "-" for k in keys)
+        cells = " | ".join(
+            f"{r[k][0]:.{digits}f} ± {r[k][1]:.{digits}f}" if k in r else "-" for k in keys
+        )
         lines.append(f"| {r['method']} | {r['n']} | {cells} | {r['ms']:.1f} |")
     return "\n".join(lines)
 
@@ -335,6 +347,9 @@ def summary_markdown(doc: Mapping[str, Any], horizons: Sequence[int]) -> str:
         f"mean ± standard error over runs; regret against {ref}."
     )
     parts = [head, ""]
+    if any(k.startswith("nregret@") for r in rows for k in r):
+        parts[0] += " Normalized regret: `|optimum - best| / |optimum - worst|` per run."
+        parts += [markdown_table(rows, metric="nregret"), ""]
     if not per_run:
         parts += [markdown_table(rows, metric="best"), ""]
     parts.append(markdown_table(rows, metric="regret"))

@@ -213,6 +213,7 @@ def search(
         "values": values,
         "seconds": seconds,
         "optimum": target.best(mode),
+        "worst": target.best("min" if mode == "max" else "max"),
         "weights": weights if any(weights) else [],
         "nu": [float(r["nu"]) for r in opt.history],
         "configs": seen,

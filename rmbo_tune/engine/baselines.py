@@ -10,8 +10,9 @@ loss(f) = #{(j, k): (f_j < f_k) xor (y_j < y_k)}
     Ranking loss of function values ``f`` at the target inputs.
 
 RGPE (Feurer et al. 2018): weight of model i = share of posterior samples in which it has
-the lowest ranking loss (ties broken at random); the target model's samples are
-leave-one-out; a meta-task whose median loss exceeds the target's 95th percentile is dropped
+the lowest ranking loss over ordered pairs of target observations (ties broken at random);
+the target model's loss compares its leave-one-out sample at ``x_j`` with the observed
+``y_k``; a meta-task whose median loss exceeds the target's 95th percentile is dropped
 (weight dilution prevention). Ensemble ``mu = sum w mu``, ``sigma^2 = sum w^2 sigma^2``,
 maximized with the same UCB as RM-GP-UCB so comparisons isolate the weighting.
 
@@ -42,6 +43,18 @@ def ranking_losses(F: Array, y: Array) -> Array:
     return (wrong & upper).sum((-2, -1))
 
 
+def loo_ranking_losses(F: Array, y: Array) -> Array:
+    """The target model's ranking losses from leave-one-out samples (Feurer et al. 2018).
+
+    ``F[..., j]`` is a sample of the model fitted without observation j, at ``x_j``; it is
+    compared with the *observed* ``y_k`` of every other observation:
+    ``#{(j, k), j != k: (F_j < y_k) xor (y_j < y_k)}`` over ordered pairs.
+    """
+    wrong = (F[..., :, None] < y[None, :]) ^ (y[:, None] < y[None, :])
+    off_diagonal = ~np.eye(len(y), dtype=bool)
+    return (wrong & off_diagonal).sum((-2, -1))
+
+
 def rgpe_weights(
     meta: MetaModels,
     target_gp: GaussianProcess,
@@ -64,10 +77,10 @@ def rgpe_weights(
     for i in range(M):
         L = safe_cholesky(cov[i] + 1e-10 * np.eye(T))
         F = mu[i][None, :] + rng.standard_normal((n_samples, T)) @ L.T
-        losses[i] = ranking_losses(F, y_t)
+        losses[i] = 2 * ranking_losses(F, y_t)  # ordered pairs, as the target's loss
     loo_mu, loo_var = target_gp.loo()
     F = loo_mu + np.sqrt(loo_var) * rng.standard_normal((n_samples, T))
-    losses[M] = ranking_losses(F, y_t)
+    losses[M] = loo_ranking_losses(F, y_t)
     threshold = np.percentile(losses[M], 95)
     dropped = np.median(losses[:M], axis=1) > threshold
     losses[:M][dropped] = np.inf

@@ -74,6 +74,55 @@ def function_gaps(
     return np.bincount(task_index, weights=per_obs, minlength=n_tasks) / np.maximum(counts, 1)
 
 
+def ranking_gaps(meta_mu: Array, y: Array, *, scale: float = 3.0) -> Array:
+    """Scale-free function gaps from ranking discordance at the target's observations.
+
+    Parameters
+    ----------
+    meta_mu : ndarray of shape (n_tasks, t)
+        Each meta-task's posterior mean at the target's observed inputs.
+    y : ndarray of shape (t,)
+        The target's observed outputs (any monotone scale).
+    scale : float
+        Gap of a task that orders every pair wrongly.
+
+    Returns
+    -------
+    ndarray of shape (n_tasks,)
+        ``scale * D_i``, with ``D_i`` the fraction of the target's pairs of observations
+        (ties in ``y`` left out) that meta-task i orders the other way, a tie in its
+        prediction counting one half; 0 while no pair can be compared.
+
+    Notes
+    -----
+    The bound of Lemma 2 compares outputs on one scale; on real meta-data (another dataset,
+    another training budget) tasks differ in level and spread far more than in shape, and
+    the target's uncertainty at the meta-tasks' inputs (``beta sigma_t``, about 2-4 on a
+    standardized scale) is the same for every task, so the bound neither separates similar
+    from dissimilar tasks nor stays below 1. The discordance compares what transfers, the
+    ordering of configurations, at the inputs where the target is actually known, and is
+    invariant to monotone rescaling of any task (RGPE and TAF weigh tasks by the same
+    count). With ``scale = 3`` a task no better than chance (``D = 1/2``) has gap 1.5, under
+    ``r^(-1/epsilon) = 1.67`` for the default ``r = epsilon = 0.7``, so nu keeps its minimum
+    decay ``r``; a task worse than chance makes nu fall faster (``D = 1``: ``3^(-0.7) = 0.46``
+    per observation).
+    """
+    meta_mu = np.asarray(meta_mu, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    t = len(y)
+    if t < 2:
+        return np.zeros(len(meta_mu))
+    upper = np.triu(np.ones((t, t), dtype=bool), 1)
+    sign_y = np.sign(y[:, None] - y[None, :])[upper]  # (P,)
+    keep = sign_y != 0
+    if not keep.any():
+        return np.zeros(len(meta_mu))
+    sign_y = sign_y[keep]
+    diff = (meta_mu[:, :, None] - meta_mu[:, None, :])[:, upper][:, keep]  # (M, P)
+    disagree = 0.5 * (1.0 - np.sign(diff) * sign_y)  # 1 wrong, 1/2 tie, 0 right
+    return scale * disagree.mean(axis=1)
+
+
 @dataclass
 class MetaWeightState:
     """Online meta-weights and nu, updated once per target observation.

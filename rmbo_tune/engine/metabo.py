@@ -29,10 +29,16 @@ from rmbo_tune.engine.gp import (
     GPHyperparameters,
     ScaledGP,
     fit_hyperparameters,
+    normal_scores,
     standardization,
 )
 from rmbo_tune.engine.meta_models import MetaTaskModels
-from rmbo_tune.engine.meta_weights import MetaWeightState, beta_schedule, function_gaps
+from rmbo_tune.engine.meta_weights import (
+    MetaWeightState,
+    beta_schedule,
+    function_gaps,
+    ranking_gaps,
+)
 from rmbo_tune.engine.optimize import (
     identity,
     local_points,
@@ -41,11 +47,13 @@ from rmbo_tune.engine.optimize import (
     min_distances,
     sobol_points,
 )
-from rmbo_tune.engine.options import META_METHODS, METHODS, MetaBOOptions
+from rmbo_tune.engine.options import META_METHODS, METHODS, ROBUST_METHODS, MetaBOOptions
+from rmbo_tune.engine.priors import LogNormalPrior
 from rmbo_tune.engine.rff import RFFPosterior
 
 Array = NDArray[np.float64]
 STATE_VERSION = 1
+WARM_START_POINTS = 10
 _BOX_TOL = 1e-9
 
 
@@ -155,8 +163,12 @@ class MetaBO:
         if not uses_meta:
             tasks, hypers = [], []  # gp-ucb and random ignore meta-tasks: skip fitting them
         self._meta_data = tasks
+        self._prior = LogNormalPrior.default(self.dim) if opt.hyper_prior else None
+        self._target_prior = self._prior
         models = []
         for (X, y), hyper in zip(tasks, hypers, strict=True):
+            if opt.output_scaling == "rank":
+                y = normal_scores(y)
             if hyper is None:
                 models.append(
                     ScaledGP.fit(
@@ -166,6 +178,7 @@ class MetaBO:
                         rng=fit_rng,
                         n_restarts=opt.n_restarts,
                         noise_floor=opt.noise_floor,
+                        prior=self._prior,
                     )
                 )
             else:
@@ -200,10 +213,19 @@ class MetaBO:
             self._target_hyper = GPHyperparameters(
                 median.lengthscales, 1.0, float(np.clip(median.noise_var, opt.noise_floor, 0.1))
             )
+            if self._prior is not None and opt.meta_prior:
+                # Empirical Bayes: the target's length scales are a priori those of the
+                # meta-tasks (which parameters matter transfers even when optima do not).
+                self._target_prior = LogNormalPrior.centred_on(
+                    np.log(median.lengthscales), self._prior
+                )
         else:
             self._target_hyper = GPHyperparameters.default(self.dim, noise_floor=opt.noise_floor)
+        self._warm = self._warm_start_points(tasks) if self.method == "warm-start" else None
         if opt.n_initial is not None:
             self.n_initial = opt.n_initial
+        elif self._warm is not None:
+            self.n_initial = len(self._warm)
         else:
             self.n_initial = 0 if self._uses_meta else int(np.clip(self.dim + 1, 2, 5))
         self._X: list[Array] = []
@@ -233,8 +255,21 @@ class MetaBO:
             self._fixed = np.unique(self.project(np.vstack(fixed)), axis=0)
         # Points where the target posterior is maintained incrementally: the fixed
         # candidates and, for the gaps of RM-GP-UCB / RM-GP-TS, the meta-tasks' inputs.
-        gaps = self._uses_meta and self.method in ("rm-gp-ucb", "rm-gp-ts")
+        gaps = (
+            self._uses_meta
+            and self.method in ("rm-gp-ucb", "rm-gp-ts")
+            and opt.gap_estimate == "bound"
+        )
         self._cached_points = np.vstack([self._fixed, self.meta.X_all]) if gaps else self._fixed
+
+    def _warm_start_points(self, tasks: list) -> Array | None:
+        """The warm-start baseline's first points: each meta-task's best input, ranked by
+        its mean predicted value over all meta-tasks (on the common scale), at most 10."""
+        if not tasks:
+            return None
+        best = np.unique(self.project(np.array([X[np.argmax(y)] for X, y in tasks])), axis=0)
+        mu, _ = self.meta.predict(best)
+        return best[np.argsort(-mu.mean(0), kind="stable")][:WARM_START_POINTS]
 
     # ------------------------------------------------------------------ public state
     @property
@@ -274,7 +309,7 @@ class MetaBO:
         # by them makes the GP overconfident away from the cluster and the gaps uninformative.
         # Until ``min_fit_observations``, per-task scaling borrows the meta-tasks' scale
         # (median location and spread), exactly as shared scaling does throughout.
-        if not self.meta.n_tasks:
+        if not self.meta.n_tasks or self.options.output_scaling == "rank":
             return False
         return (
             self.options.output_scaling == "shared"
@@ -283,6 +318,8 @@ class MetaBO:
 
     def _target_y(self) -> Array:
         y = self.y
+        if self.options.target_warp == "rank" and len(y) > 2:
+            y = normal_scores(y)
         if self._borrows_meta_scale():
             return (y - self._c) / self._a
         loc, scale = standardization(y)
@@ -352,6 +389,7 @@ class MetaBO:
             n_restarts=opt.n_restarts if full else 0,
             init=self._target_hyper,
             noise_floor=opt.noise_floor,
+            prior=self._target_prior,
         )
         self._factor, self._factor_base = None, t
 
@@ -387,20 +425,24 @@ class MetaBO:
         self._y.append(value)
         self._refit_target()
         if self.method in ("rm-gp-ucb", "rm-gp-ts") and self.weight_state.active:
-            t = len(self._y)
-            n_fixed = len(self._fixed)
-            mu, sigma, _ = self._target_posterior(pending=False)
-            mu, sigma = mu[n_fixed:], sigma[n_fixed:]
-            gaps = function_gaps(
-                self.meta.y_all,
-                self.meta.task_index,
-                self.meta.n_tasks,
-                mu,
-                sigma,
-                self._beta(t + 1),
-                aggregation=self.options.gap_aggregation,
-            )
-            self.weight_state.update(gaps)
+            self.weight_state.update(self._gaps())
+
+    def _gaps(self) -> Array:
+        """Estimated function gaps of the meta-tasks after the latest observation."""
+        if self.options.gap_estimate == "ranking":
+            mu_meta, _ = self.meta.predict(self.X)
+            return ranking_gaps(mu_meta, self.y)
+        n_fixed = len(self._fixed)
+        mu, sigma, _ = self._target_posterior(pending=False)
+        return function_gaps(
+            self.meta.y_all,
+            self.meta.task_index,
+            self.meta.n_tasks,
+            mu[n_fixed:],
+            sigma[n_fixed:],
+            self._beta(len(self._y) + 1),
+            aggregation=self.options.gap_aggregation,
+        )
 
     def add_pending(self, x: ArrayLike) -> None:
         """Mark ``x`` as being evaluated without asking for it (user-supplied points), so
@@ -442,6 +484,9 @@ class MetaBO:
         elif t + len(self._pending) < self.n_initial:
             record["branch"] = "initial"
             x = self._initial_point(t + len(self._pending), exclude)
+        elif self._probe_due():
+            record["branch"] = "probe"
+            x = self._probe_point(exclude)
         else:
             acquisition = self._acquisition(t, record)
             if self._pending and self.options.pending_penalty:
@@ -454,8 +499,40 @@ class MetaBO:
         self.history.append(record)
         return x.copy()
 
+    def _probe_due(self) -> bool:
+        return (
+            self.options.probe != "none"
+            and self.method in ROBUST_METHODS
+            and self._uses_meta
+            and self.nu > 0.0
+            and len(self._X) + len(self._pending) == 1
+        )
+
+    def _probe_point(self, exclude: Array) -> Array | None:
+        """The second suggestion of RM-GP-UCB / RM-GP-TS: a test of the meta-tasks."""
+        points = self.candidates if self.candidates is not None else self._fixed
+        avail = min_distances(points, exclude) > self.options.duplicate_tol
+        if not avail.any():
+            return None
+        if self.options.probe == "meta-worst":
+            if self.candidates is not None:
+                mu, _ = self.meta.predict(points)
+            else:
+                mu = self._meta_cache_get().mu
+            score = -(self.meta_weights @ mu)
+        else:
+            _, sigma, _ = self._target_posterior(pending=True)
+            score = sigma[: len(self._fixed)] if self.candidates is None else (
+                self._target_model().predict(points)[1])
+        score = np.where(avail, score, -np.inf)
+        return points[int(np.argmax(score))]
+
     def _initial_point(self, k: int, exclude: Array) -> Array | None:
-        p = self.project(sobol_points(self.n_initial, self.dim, self._seeds["initial"])[k : k + 1])
+        if self._warm is not None and k < len(self._warm):
+            p = self._warm[k : k + 1]
+        else:
+            p = sobol_points(self.n_initial, self.dim, self._seeds["initial"])[k : k + 1]
+            p = self.project(p)
         if self.candidates is not None:
             avail = min_distances(self.candidates, exclude) > self.options.duplicate_tol
             if not avail.any():
@@ -494,6 +571,8 @@ class MetaBO:
         n_fixed = len(self._fixed)
         target = acq.CachedTarget(target_gp, mu_f[:n_fixed], sigma_f[:n_fixed])
         method = self.method if self._uses_meta or self.method == "rm-gp-ts" else "gp-ucb"
+        if method == "warm-start":
+            method = "gp-ucb"
         if method == "rm-gp-ts" and not self._uses_meta:
             method = "ts"
         if method == "gp-ucb" or (method == "rm-gp-ucb" and self.nu == 0.0):
@@ -516,7 +595,8 @@ class MetaBO:
                 return self._meta_sample()
             record["branch"] = "target"
             post = RFFPosterior(target_gp, n_features=opt.n_rff_features, rng=self.rng)
-            return acq.SampledFunction(post, post.sample_weights(self.rng, scale=beta)[0])
+            scale = beta if opt.ts_scale == "beta" else 1.0
+            return acq.SampledFunction(post, post.sample_weights(self.rng, scale=scale)[0])
         if method == "rgpe":
             record["branch"] = "ensemble"
             w, wt = baselines.rgpe_weights(

@@ -8,8 +8,9 @@ from typing import Any
 
 from rmbo_tune.engine.kernels import KERNELS
 
-METHODS = ("rm-gp-ucb", "rm-gp-ts", "gp-ucb", "rgpe", "taf", "random")
-META_METHODS = ("rm-gp-ucb", "rm-gp-ts", "rgpe", "taf")
+METHODS = ("rm-gp-ucb", "rm-gp-ts", "gp-ucb", "rgpe", "taf", "warm-start", "random")
+META_METHODS = ("rm-gp-ucb", "rm-gp-ts", "rgpe", "taf", "warm-start")
+ROBUST_METHODS = ("rm-gp-ucb", "rm-gp-ts")
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,10 @@ class MetaBOOptions:
         candidates, so a short local refinement suffices).
     n_rff_features : int
         Random Fourier features for Thompson sampling (paper: 120).
+    ts_scale : {"beta", "none"}
+        RM-GP-TS's target samples are drawn from ``GP(mu_t, beta_t^2 sigma_t^2)`` ("beta",
+        eq. 3 of the paper) or from the posterior itself, ``GP(mu_t, sigma_t^2)`` ("none",
+        what the authors' experiments ran, per their appendix).
     ts_pool_size : int
         Posterior samples drawn ahead of time per meta-task for RM-GP-TS.
     duplicate_tol : float
@@ -100,9 +105,14 @@ class MetaBOOptions:
     """
 
     kernel: str = "matern52"
-    output_scaling: str = "shared"
+    output_scaling: str = "rank"
+    gap_estimate: str = "ranking"
+    hyper_prior: bool = True
+    meta_prior: bool = False
+    probe: str = "meta-worst"
+    target_warp: str = "rank"
     beta: float | None = None
-    beta_scale: float = 1.0
+    beta_scale: float = 0.2
     tau: float = 1.0
     eta_n: float = 1.0
     r: float = 0.7
@@ -120,6 +130,7 @@ class MetaBOOptions:
     polish_target: bool = False
     polish_maxiter: int = 15
     n_rff_features: int = 128
+    ts_scale: str = "beta"
     ts_pool_size: int = 16
     duplicate_tol: float = 1e-6
     pending_penalty: bool = True
@@ -129,7 +140,11 @@ class MetaBOOptions:
     def __post_init__(self) -> None:
         choices = {
             "kernel": KERNELS,
-            "output_scaling": ("shared", "per-task"),
+            "output_scaling": ("rank", "shared", "per-task"),
+            "gap_estimate": ("ranking", "bound"),
+            "ts_scale": ("beta", "none"),
+            "probe": ("meta-worst", "explore", "none"),
+            "target_warp": ("none", "rank"),
             "gap_aggregation": ("mean", "max"),
         }
         for name, allowed in choices.items():
@@ -147,7 +162,7 @@ class MetaBOOptions:
         for name in positive:
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
-        for name in ("learn_weights", "polish_target", "pending_penalty"):
+        for name in ("learn_weights", "polish_target", "pending_penalty", "hyper_prior", "meta_prior"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if self.beta is not None and not self.beta >= 0:

@@ -1,0 +1,84 @@
+"""Priors on GP hyperparameters: type-II maximum a posteriori instead of maximum likelihood.
+
+Notation
+--------
+theta = [log ell (d), log s2, log noise]
+    Hyperparameters in log space, of a GP on standardized outputs in the unit cube.
+log p(theta) = sum_k log N(theta_k; m_k, s_k^2)
+    Independent normal priors in log space (log-normal on ell, s2 and noise).
+
+Why: maximum likelihood on a handful of observations chosen by the search itself (clustered
+near one optimum, often on a grid) drives the noise to its floor and the length scales to
+their bounds: a length scale of 0.02 on a binary column, 13 on a smooth one. The GP then
+interpolates, is over-confident away from its data, and GP-UCB stalls. A weak prior keeps
+the estimates in a plausible range until the data say otherwise, as Optuna's GP sampler and
+BoTorch's default models do.
+
+The length-scale prior's median grows as ``sqrt(d)`` (Hvarfner, Hellsten and Nardi, ICML
+2024): in more dimensions, a function of the same complexity has longer length scales per
+dimension. Its median ``0.5 sqrt(d)`` and log-space spread 1.0 put 0.07-3.7 within two
+standard deviations in 1-D and 0.17-9.1 in 6-D. The noise prior (median 0.01 of the
+standardized variance, spread 1.5) lets the data choose between a deterministic table and
+a noisy training run, and the signal-variance prior keeps standardized outputs near unit
+variance.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+Array = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class LogNormalPrior:
+    """Independent normal priors on ``theta = [log ell (d), log s2, log noise]``.
+
+    Parameters
+    ----------
+    log_ell_loc : float or tuple of float
+        Mean of every ``log ell_k``, or one mean per dimension.
+    log_ell_scale : float
+        Standard deviation of every ``log ell_k``.
+    log_s2_loc, log_s2_scale : float
+        Of ``log s2``.
+    log_noise_loc, log_noise_scale : float
+        Of ``log noise``.
+    """
+
+    log_ell_loc: float | tuple[float, ...]
+    log_ell_scale: float = 1.0
+    log_s2_loc: float = 0.0
+    log_s2_scale: float = 1.0
+    log_noise_loc: float = float(np.log(1e-2))
+    log_noise_scale: float = 1.5
+
+    @classmethod
+    def default(cls, dim: int) -> LogNormalPrior:
+        """The engine's default prior for ``dim`` input dimensions (module docstring)."""
+        return cls(log_ell_loc=float(np.log(0.5) + 0.5 * np.log(dim)))
+
+    @classmethod
+    def centred_on(cls, log_lengthscales: Array, base: LogNormalPrior) -> LogNormalPrior:
+        """``base`` with its length-scale means moved to ``log_lengthscales`` (d,)."""
+        return dataclasses.replace(
+            base, log_ell_loc=tuple(float(v) for v in np.asarray(log_lengthscales))
+        )
+
+    def _loc_scale(self, dim: int) -> tuple[Array, Array]:
+        ell = np.broadcast_to(np.asarray(self.log_ell_loc, dtype=np.float64), (dim,))
+        loc = np.concatenate([ell, [self.log_s2_loc, self.log_noise_loc]])
+        scale = np.concatenate(
+            [np.full(dim, self.log_ell_scale), [self.log_s2_scale, self.log_noise_scale]]
+        )
+        return loc, scale
+
+    def log_density(self, theta: Array) -> tuple[float, Array]:
+        """Log prior density of ``theta`` (up to a constant) and its gradient."""
+        loc, scale = self._loc_scale(len(theta) - 2)
+        z = (theta - loc) / scale
+        return -0.5 * float(z @ z), -z / scale
