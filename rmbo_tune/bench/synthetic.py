@@ -68,7 +68,9 @@ class SyntheticProblem:
 
     def f(self, X: Array) -> Array:
         """Noiseless target at inputs X of shape (n, dim)."""
-        return np.sqrt(2.0 / len(self.phase)) * np.cos(X @ self.omega.T + self.phase) @ self.weights
+        return (
+            np.sqrt(2.0 / len(self.phase)) * np.cos(X @ self.omega.T + self.phase) @ self.weights
+        )
 
     def _f_and_grad(self, x: Array) -> tuple[float, Array]:
         phase = self.omega @ x + self.phase

@@ -1,6 +1,8 @@
 """Tabular benchmark: leave-one-task-out meta-BO on user-supplied grids of evaluated configs.
 
-``rmbo-tune bench tabular --data DIR --mode min`` (or ``python -m rmbo_tune.bench.tabular``).
+``rmbo-tune bench tabular --data DIR --mode min`` (or ``python -m rmbo_tune.bench.tabular``);
+``rmbo-tune bench tabular --suite svm`` or ``--suite hgb`` runs a meta-dataset shipped with
+the package (``rmbo_tune/bench/data``) with the paper's protocol as defaults.
 
 Data format
 -----------
@@ -72,6 +74,7 @@ import itertools
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -101,7 +104,23 @@ __all__ = [
     "search",
 ]
 
-HORIZONS = (1, 5, 10, 20, 30, 50, 100)
+HORIZONS = (1, 5, 10, 20, 25, 30, 50, 100)
+DATA_DIR = Path(__file__).resolve().parent / "data"
+# Meta-datasets shipped with the package; ``--suite NAME`` runs the paper's protocol on one:
+# every task the target in turn, the others meta-tasks of 50 random configs, budget 50.
+SUITES: dict[str, dict[str, str]] = {
+    "svm": {
+        "folder": "svm-wistuba",
+        "log_columns": "",
+        "about": "SVM grid of Wistuba et al. (288 configs x 50 datasets; the paper's Fig. 2c)",
+    },
+    "hgb": {
+        "folder": "hgb-grid",
+        "log_columns": "learning_rate,max_leaf_nodes,min_samples_leaf,l2_regularization",
+        "about": "gradient-boosting grid (240 configs x 24 datasets; "
+        "rmbo_tune.bench.make_hgb_grid)",
+    },
+}
 
 
 # ---------------------------------------------------------------------- running
@@ -370,9 +389,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         description="Leave-one-task-out meta-BO on tabular benchmarks (one CSV / JSON-lines "
         "file per task). Format: python -m pydoc rmbo_tune.bench.tabular",
     )
-    p.add_argument("--data", required=True, help="directory with one .csv/.jsonl file per task")
+    p.add_argument(
+        "--suite",
+        choices=sorted(SUITES),
+        help="a meta-dataset shipped with the package, with its protocol as defaults: "
+        + "; ".join(f"{k}: {v['about']}" for k, v in sorted(SUITES.items())),
+    )
+    p.add_argument("--data", help="directory with one .csv/.jsonl file per task")
     p.add_argument("--metric", default="value", help="metric column (default: value)")
-    p.add_argument("--mode", required=True, choices=["min", "max"])
+    p.add_argument("--mode", choices=["min", "max"])
     p.add_argument("--log-columns", default="", help="comma-separated columns to log-scale")
     p.add_argument(
         "--no-auto-log",
@@ -382,10 +407,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--ignore-columns", default="", help="comma-separated columns to drop")
     p.add_argument("--targets", default="", help="comma-separated target tasks (default: all)")
     p.add_argument("--methods", default=",".join(METHODS), help=f"from {','.join(METHODS)}")
-    p.add_argument("--budget", type=int, default=30)
-    p.add_argument("--seeds", type=int, default=5, help="seeds per target and method")
+    p.add_argument("--budget", type=int, default=None, help="default 30 (suite: 50)")
+    p.add_argument("--seeds", type=int, default=None, help="per target and method (5; suite 3)")
     p.add_argument("--seed", type=int, default=0, help="base seed")
-    p.add_argument("--meta-samples", type=int, default=None, help="rows per meta-task")
+    p.add_argument("--meta-samples", type=int, default=None, help="rows per meta-task (suite: 50)")
     p.add_argument(
         "--option",
         action="append",
@@ -395,6 +420,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     p.add_argument("--out", default="bench-results/tabular")
     a = p.parse_args(argv)
+    if (a.suite is None) == (a.data is None):
+        p.error("give exactly one of --suite and --data")
+    if a.suite is not None:
+        suite = SUITES[a.suite]
+        a.data, a.mode = str(DATA_DIR / suite["folder"]), a.mode or "max"
+        a.log_columns = a.log_columns or suite["log_columns"]
+        a.meta_samples = 50 if a.meta_samples is None else a.meta_samples
+        a.budget = 50 if a.budget is None else a.budget
+        a.seeds = 3 if a.seeds is None else a.seeds
+        if a.out == "bench-results/tabular":
+            a.out = f"bench-results/tabular-{a.suite}"
+    elif a.mode is None:
+        p.error("--mode is required with --data")
+    a.budget = 30 if a.budget is None else a.budget
+    a.seeds = 5 if a.seeds is None else a.seeds
     options = {}
     for item in a.option:
         key, sep, value = item.partition("=")

@@ -11,9 +11,10 @@ search space), the fixed config of the target task and of each meta-task. :func:
    suggestion order, the searcher's time per trial and, for the meta-BO methods, the
    meta-weights at every suggestion.
 
-Methods: the engine's ``rm-gp-ucb``, ``rm-gp-ts``, ``gp-ucb``, ``rgpe``, ``taf`` and ``random``
-(all through :class:`~rmbo_tune.RMBOSearcher`), Tune's ``BasicVariantGenerator``
-(``tune-random``) and ``OptunaSearch`` (``optuna``, TPE; only when optuna is installed).
+Methods: the engine's ``rm-gp-ucb``, ``rm-gp-ts``, ``gp-ucb``, ``rgpe``, ``taf``,
+``warm-start``, ``random`` (all through :class:`~rmbo_tune.RMBOSearcher`), Tune's
+``BasicVariantGenerator`` (``tune-random``) and ``OptunaSearch`` (``optuna``, TPE; only
+when optuna is installed).
 """
 
 from __future__ import annotations
@@ -29,12 +30,14 @@ from typing import Any
 from ray import tune
 from ray.tune.search import BasicVariantGenerator, ConcurrencyLimiter, Searcher
 
+from rmbo_tune.engine.options import META_METHODS as ENGINE_META_METHODS
+from rmbo_tune.engine.options import METHODS as ENGINE_METHOD_NAMES
 from rmbo_tune.searcher import RMBOSearcher
 
-ENGINE_METHODS = ("rm-gp-ucb", "rm-gp-ts", "gp-ucb", "rgpe", "taf", "random")
+ENGINE_METHODS = ENGINE_METHOD_NAMES
 TUNE_METHODS = ("tune-random", "optuna")
 METHODS = ENGINE_METHODS + TUNE_METHODS
-META_METHODS = ("rm-gp-ucb", "rm-gp-ts", "rgpe", "taf")
+META_METHODS = ENGINE_META_METHODS
 SOURCES = ("gp-ucb", "random")
 
 

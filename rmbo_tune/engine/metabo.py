@@ -47,12 +47,18 @@ from rmbo_tune.engine.optimize import (
     min_distances,
     sobol_points,
 )
-from rmbo_tune.engine.options import META_METHODS, METHODS, ROBUST_METHODS, MetaBOOptions
+from rmbo_tune.engine.options import (
+    META_METHODS,
+    METHODS,
+    ROBUST_METHODS,
+    VERSION_1_OPTIONS,
+    MetaBOOptions,
+)
 from rmbo_tune.engine.priors import LogNormalPrior
 from rmbo_tune.engine.rff import RFFPosterior
 
 Array = NDArray[np.float64]
-STATE_VERSION = 1
+STATE_VERSION = 2
 WARM_START_POINTS = 10
 _BOX_TOL = 1e-9
 
@@ -164,7 +170,6 @@ class MetaBO:
             tasks, hypers = [], []  # gp-ucb and random ignore meta-tasks: skip fitting them
         self._meta_data = tasks
         self._prior = LogNormalPrior.default(self.dim) if opt.hyper_prior else None
-        self._target_prior = self._prior
         models = []
         for (X, y), hyper in zip(tasks, hypers, strict=True):
             if opt.output_scaling == "rank":
@@ -213,12 +218,7 @@ class MetaBO:
             self._target_hyper = GPHyperparameters(
                 median.lengthscales, 1.0, float(np.clip(median.noise_var, opt.noise_floor, 0.1))
             )
-            if self._prior is not None and opt.meta_prior:
-                # Empirical Bayes: the target's length scales are a priori those of the
-                # meta-tasks (which parameters matter transfers even when optima do not).
-                self._target_prior = LogNormalPrior.centred_on(
-                    np.log(median.lengthscales), self._prior
-                )
+
         else:
             self._target_hyper = GPHyperparameters.default(self.dim, noise_floor=opt.noise_floor)
         self._warm = self._warm_start_points(tasks) if self.method == "warm-start" else None
@@ -389,7 +389,7 @@ class MetaBO:
             n_restarts=opt.n_restarts if full else 0,
             init=self._target_hyper,
             noise_floor=opt.noise_floor,
-            prior=self._target_prior,
+            prior=self._prior,
         )
         self._factor, self._factor_base = None, t
 
@@ -501,7 +501,7 @@ class MetaBO:
 
     def _probe_due(self) -> bool:
         return (
-            self.options.probe != "none"
+            self.options.probe
             and self.method in ROBUST_METHODS
             and self._uses_meta
             and self.nu > 0.0
@@ -509,23 +509,18 @@ class MetaBO:
         )
 
     def _probe_point(self, exclude: Array) -> Array | None:
-        """The second suggestion of RM-GP-UCB / RM-GP-TS: a test of the meta-tasks."""
+        """The second suggestion of RM-GP-UCB / RM-GP-TS: the point the meta-tasks rank
+        lowest, so that the first pair of target observations tests their claim where it
+        is most decisive (option ``probe``)."""
         points = self.candidates if self.candidates is not None else self._fixed
         avail = min_distances(points, exclude) > self.options.duplicate_tol
         if not avail.any():
             return None
-        if self.options.probe == "meta-worst":
-            if self.candidates is not None:
-                mu, _ = self.meta.predict(points)
-            else:
-                mu = self._meta_cache_get().mu
-            score = -(self.meta_weights @ mu)
-        else:
-            _, sigma, _ = self._target_posterior(pending=True)
-            score = sigma[: len(self._fixed)] if self.candidates is None else (
-                self._target_model().predict(points)[1])
-        score = np.where(avail, score, -np.inf)
-        return points[int(np.argmax(score))]
+        mu = self.meta.predict(points)[0] if self.candidates is not None else None
+        if mu is None:
+            mu = self._meta_cache_get().mu
+        score = np.where(avail, self.meta_weights @ mu, np.inf)
+        return points[int(np.argmin(score))]
 
     def _initial_point(self, k: int, exclude: Array) -> Array | None:
         if self._warm is not None and k < len(self._warm):
@@ -712,14 +707,18 @@ class MetaBO:
         cls, state: dict[str, Any], *, project: Callable[[Array], Array] | None = None
     ) -> MetaBO:
         """Rebuild an engine from :meth:`state_dict` (pass the same ``project``)."""
-        if state.get("version") != STATE_VERSION:
+        version = state.get("version")
+        if version not in (1, STATE_VERSION):
             raise ValueError(
-                f"unsupported MetaBO state version {state.get('version')!r}; "
-                f"expected {STATE_VERSION}"
+                f"unsupported MetaBO state version {version!r}; expected {STATE_VERSION}"
             )
         self = cls.__new__(cls)
         self.dim, self.method = int(state["dim"]), state["method"]
-        self.options = MetaBOOptions(**state["options"])
+        options = dict(state["options"])
+        if version == 1:
+            # Written before these options existed: the behaviour of that engine.
+            options = {**VERSION_1_OPTIONS, **options}
+        self.options = MetaBOOptions(**options)
         tasks = [
             (
                 np.asarray(t["X"], dtype=np.float64).reshape(-1, self.dim),

@@ -67,3 +67,14 @@ def test_baseline_gradients_match_finite_differences(rng):
         np.testing.assert_allclose(
             grad, finite_difference(lambda v, a=a: a.values(v[None])[0], x), rtol=1e-4, atol=1e-6
         )
+
+
+def test_target_loss_compares_leave_one_out_samples_with_observed_values():
+    from rmbo_tune.engine.baselines import loo_ranking_losses
+
+    y = np.array([0.0, 1.0, 2.0])
+    # Each LOO sample at x_j equal to y_j: every ordered pair right.
+    assert loo_ranking_losses(y[None, :], y)[0] == 0
+    # The sample at x_0 is above every other observation: (0, 1) and (0, 2) are wrong, and the
+    # comparisons (1, 0), (2, 0) use the observed y_0 = 0, so they stay right.
+    assert loo_ranking_losses(np.array([[5.0, 1.0, 2.0]]), y)[0] == 2

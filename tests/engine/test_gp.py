@@ -234,3 +234,13 @@ def test_fit_gp_handles_constant_outputs(rng):
     gp = fit_gp(X, np.full(5, 2.0), rng=rng)
     mu, sigma = gp.predict(X)
     assert np.all(np.isfinite(mu)) and np.all(np.isfinite(sigma))
+
+
+def test_normal_scores_are_monotone_standard_normal_quantiles_with_shared_ties():
+    from rmbo_tune.engine.gp import normal_scores
+
+    z = normal_scores(np.array([5.0, 1e300, -3.0, 5.0]))
+    # ranks 2.5, 4, 1, 2.5 of 4: Phi^-1((rank - 1/2) / 4); the outlier only takes the top rank
+    expected = [0.0, 1.1503493803760079, -1.1503493803760079, 0.0]
+    np.testing.assert_allclose(z, expected, atol=1e-12)
+    assert normal_scores(np.array([])).shape == (0,)

@@ -1,7 +1,12 @@
 import numpy as np
 import pytest
 
-from rmbo_tune.engine.meta_weights import MetaWeightState, beta_schedule, function_gaps
+from rmbo_tune.engine.meta_weights import (
+    MetaWeightState,
+    beta_schedule,
+    function_gaps,
+    ranking_gaps,
+)
 
 
 def test_gap_is_distance_to_the_farther_confidence_bound():
@@ -89,3 +94,25 @@ def test_beta_schedule():
         np.sqrt(0.8 * np.log(2))
     )
     assert beta_schedule(10, 4, beta=1.5, beta_scale=0.2) == 1.5
+
+
+def test_ranking_gaps_count_wrongly_ordered_pairs_ties_in_y_left_out():
+    y = np.array([0.0, 1.0, 2.0, 2.0])
+    mu = np.array(
+        [
+            [0.0, 1.0, 2.0, 3.0],  # every comparable pair right
+            [3.0, 2.0, 1.0, 0.0],  # every comparable pair wrong
+            [0.0, 0.0, 0.0, 0.0],  # all ties: half
+            [0.0, 2.0, 1.0, 5.0],  # pair (1, 2) wrong out of 5 comparable pairs
+        ]
+    )
+    gaps = ranking_gaps(mu, y)
+    np.testing.assert_allclose(gaps, 3.0 * np.array([0.0, 1.0, 0.5, 0.2]))
+
+
+def test_ranking_gaps_are_invariant_to_monotone_maps_and_zero_without_pairs(rng):
+    mu = rng.standard_normal((3, 7))
+    y = rng.standard_normal(7)
+    np.testing.assert_allclose(ranking_gaps(np.exp(3 * mu), 5 * y + 2), ranking_gaps(mu, y))
+    np.testing.assert_array_equal(ranking_gaps(mu[:, :1], y[:1]), np.zeros(3))
+    np.testing.assert_array_equal(ranking_gaps(mu[:, :2], np.ones(2)), np.zeros(3))

@@ -24,9 +24,10 @@ def _run(opt, prob, n, noise_rng):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("k", range(5))
-def test_dissimilar_meta_tasks_lose_their_weight_within_10_observations(k):
+def test_paper_variant_dissimilar_meta_tasks_lose_their_weight_within_10_observations(k):
+    # The paper's gap bound measures level differences: tasks 3 and 4 (gap 4) lose out.
     prob = _paper_problem(k)
-    opt = MetaBO(1, prob.meta_tasks, "rm-gp-ucb", seed=k)
+    opt = MetaBO(1, prob.meta_tasks, "rm-gp-ucb", seed=k, variant="paper")
     _run(opt, prob, 10, np.random.default_rng(k))
     w = opt.meta_weights
     assert w[2] < 0.05 and w[3] < 0.05, w
@@ -141,7 +142,7 @@ def test_only_acquisitions_with_the_meta_tasks_are_polished_by_default(polish_ta
     for engine in (opt, cold):
         _run(engine, prob, 6, np.random.default_rng(0))
     branches = [r["branch"] for r in opt.history + cold.history]
-    model_branches = [b for b in branches if b != "initial"]
+    model_branches = [b for b in branches if b not in ("initial", "probe")]
     assert "combined" in branches and "target" in branches
     expected = len(model_branches) if polish_target else branches.count("combined")
     assert len(polished) == expected
@@ -153,8 +154,10 @@ def test_parallel_asks_are_distinct_and_spread(method):
     opt = MetaBO(1, prob.meta_tasks, method, seed=0)
     X = np.array([opt.ask() for _ in range(4)])
     d = np.abs(X[:, None, 0] - X[None, :, 0])[np.triu_indices(4, 1)]
-    # Random search makes no promise of spread, only of distinct points.
-    assert d.min() >= (0.02 if method != "random" else 1e-6), X.ravel()
+    # Random search makes no promise of spread, only of distinct points; the warm start
+    # evaluates the meta-tasks' best points as they are, however close.
+    spread = method not in ("random", "warm-start")
+    assert d.min() >= (0.02 if spread else 1e-6), X.ravel()
     assert opt.pending.shape == (4, 1)
 
 
@@ -293,3 +296,96 @@ def test_importing_the_engine_does_not_import_ray():
     code = "import sys, rmbo_tune.engine; print('ray' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def _target_copies(sign, k):
+    # D = 8: three meta-tasks observing sign * f (plus a little noise) at 80 random inputs,
+    # f smooth enough (length scale 0.6) for 80 points to tell its ordering.
+    prob = make_problem(
+        np.random.default_rng([7, k]), gaps=(0.0,), dim=8, n_meta=80, lengthscale=0.6
+    )
+    rng = np.random.default_rng(k)
+    tasks = []
+    for _ in range(3):
+        X = rng.random((80, 8))
+        tasks.append((X, sign * prob.f(X) + 0.01 * rng.standard_normal(80)))
+    return prob, tasks
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("k", range(3))
+def test_nu_follows_r_to_the_t_with_copies_of_the_target_and_falls_faster_with_its_negation(k):
+    r = 0.7  # the default
+    prob, copies = _target_copies(1.0, k)
+    opt = MetaBO(8, copies, "rm-gp-ucb", seed=k)
+    _run(opt, prob, 11, np.random.default_rng(k))
+    nus = np.array([rec["nu"] for rec in opt.history])  # nu before observation t = 1..11
+    assert np.allclose(nus, r ** np.arange(11), rtol=1e-9), nus
+    prob, negated = _target_copies(-1.0, k)
+    opt = MetaBO(8, negated, "rm-gp-ucb", seed=k)
+    _run(opt, prob, 6, np.random.default_rng(k))
+    nus = np.array([rec["nu"] for rec in opt.history])
+    assert nus[-1] < 0.5 * r**5, nus
+
+
+def test_the_probe_tests_the_meta_tasks_where_they_predict_the_lowest_value():
+    grid = np.linspace(0.0, 1.0, 41)[:, None]
+    X = np.linspace(0.0, 1.0, 15)[:, None]
+    task = (X, -((X[:, 0] - 0.2) ** 2))  # best at 0.2, worst at 1.0
+    opt = MetaBO(1, [task, task], "rm-gp-ucb", candidates=grid, seed=0)
+    first = opt.ask()
+    opt.tell(first, 0.0)
+    assert opt.ask()[0] == pytest.approx(1.0)
+    assert opt.history[-1]["branch"] == "probe"
+    assert abs(first[0] - 0.2) <= 0.05
+    off = MetaBO(1, [task, task], "rm-gp-ucb", candidates=grid, seed=0, probe=False)
+    off.tell(off.ask(), 0.0)
+    off.ask()
+    assert off.history[-1]["branch"] == "combined"
+
+
+def test_probe_makes_a_misleading_task_lose_nu_at_once():
+    grid = np.linspace(0.0, 1.0, 41)[:, None]
+    X = np.linspace(0.0, 1.0, 15)[:, None]
+    opt = MetaBO(1, [(X, X[:, 0])], "rm-gp-ucb", candidates=grid, seed=0)  # says "go right"
+    for _ in range(2):
+        x = opt.ask()
+        opt.tell(x, -float(x[0]))  # the target is best on the left
+    assert opt.history[1]["branch"] == "probe"
+    assert opt.nu == pytest.approx(0.7 * 3.0**-0.7)  # one wrongly ordered pair: gap 3
+
+
+def test_warm_start_evaluates_the_meta_tasks_best_points_first_then_gp_ucb():
+    grid = np.linspace(0.0, 1.0, 101)[:, None]
+    rng = np.random.default_rng(0)
+    tasks = []
+    for best in (0.3, 0.32, 0.8):
+        X = rng.random((30, 1))
+        tasks.append((np.vstack([X, [[best]]]), np.append(-((X[:, 0] - best) ** 2), 0.0)))
+    opt = MetaBO(1, tasks, "warm-start", candidates=grid, seed=0)
+    first = [float(opt.ask()[0]) for _ in range(3)]
+    # Ranked by the mean prediction over all tasks: the two near 0.3 agree, 0.8 is alone.
+    assert first[:2] in ([0.3, 0.32], [0.32, 0.3]) and first[2] == 0.8
+    assert [r["branch"] for r in opt.history] == ["initial"] * 3
+    for x in opt.pending:
+        opt.tell(x, 0.0)
+    opt.ask()
+    assert opt.history[-1]["branch"] == "target"
+
+
+def test_paper_variant_sets_the_papers_options_unless_given():
+    opt = MetaBO(2, [], "gp-ucb", variant="paper", beta_scale=0.5)
+    assert opt.options.gap_estimate == "bound" and opt.options.output_scaling == "shared"
+    assert not opt.options.hyper_prior and not opt.options.probe
+    assert opt.options.beta_scale == 0.5
+
+
+def test_state_of_version_1_loads_with_that_engines_options():
+    X = np.random.default_rng(0).random((10, 2))
+    opt = MetaBO(2, [(X, X.sum(1))], "rm-gp-ucb", seed=0, variant="paper", beta_scale=1.0)
+    state = opt.state_dict()
+    state["version"] = 1
+    for name in ("variant", "gap_estimate", "hyper_prior", "probe", "target_warp", "ts_scale"):
+        del state["options"][name]
+    restored = MetaBO.from_state_dict(state)
+    assert restored.options == opt.options

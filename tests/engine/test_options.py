@@ -3,7 +3,7 @@ import pytest
 from rmbo_tune.engine.options import MetaBOOptions
 
 
-def test_defaults_are_the_papers_practical_values_except_beta():
+def test_defaults_keep_the_papers_schedule_and_authors_beta():
     o = MetaBOOptions()
     assert (o.kernel, o.r, o.epsilon, o.eta_n, o.tau, o.gap_aggregation) == (
         "matern52",
@@ -13,7 +13,19 @@ def test_defaults_are_the_papers_practical_values_except_beta():
         1.0,
         "mean",
     )
-    assert o.beta_scale == 1.0  # the authors ran 0.2; see the option's docstring
+    assert o.beta_scale == 0.2
+    assert (o.variant, o.gap_estimate, o.output_scaling) == ("robust", "ranking", "rank")
+
+
+def test_paper_variant_is_the_papers_practice():
+    o = MetaBOOptions.from_kwargs({"variant": "paper"})
+    assert (o.gap_estimate, o.output_scaling, o.hyper_prior, o.probe, o.target_warp) == (
+        "bound",
+        "shared",
+        False,
+        False,
+        "none",
+    )
 
 
 @pytest.mark.parametrize(
@@ -31,6 +43,11 @@ def test_defaults_are_the_papers_practical_values_except_beta():
         ({"n_initial": -1}, "n_initial must be a non-negative integer"),
         ({"polish_target": "yes"}, "polish_target must be True or False"),
         ({"learn_weights": 1}, "learn_weights must be True or False"),
+        ({"variant": "fast"}, "variant must be one of"),
+        ({"gap_estimate": "lemma"}, "gap_estimate must be one of"),
+        ({"probe": "meta-worst"}, "probe must be True or False"),
+        ({"target_warp": "log"}, "target_warp must be one of"),
+        ({"ts_scale": 2.0}, "ts_scale must be one of"),
     ],
 )
 def test_bad_options_raise_naming_the_option(kwargs, message):

@@ -1,0 +1,48 @@
+import numpy as np
+import pytest
+
+from rmbo_tune.engine.gp import fit_hyperparameters, log_marginal_likelihood
+from rmbo_tune.engine.priors import LogNormalPrior
+from tests.conftest import finite_difference
+
+
+def test_log_density_gradient_matches_finite_differences(rng):
+    prior = LogNormalPrior.default(3)
+    theta = rng.normal(size=5)
+    _, grad = prior.log_density(theta)
+    np.testing.assert_allclose(
+        grad, finite_difference(lambda t: prior.log_density(t)[0], theta), rtol=1e-6
+    )
+
+
+def test_default_length_scale_median_grows_with_sqrt_dim():
+    assert np.exp(LogNormalPrior.default(1).log_ell_loc) == pytest.approx(0.5)
+    assert np.exp(LogNormalPrior.default(4).log_ell_loc) == pytest.approx(1.0)
+
+
+def test_centred_prior_has_one_mean_per_dimension():
+    prior = LogNormalPrior.centred_on(np.log([0.1, 2.0]), LogNormalPrior.default(2))
+    value, grad = prior.log_density(np.concatenate([np.log([0.1, 2.0]), [0.0, np.log(1e-2)]]))
+    assert value == pytest.approx(0.0) and np.allclose(grad, 0.0)
+
+
+def test_map_fit_keeps_length_scales_off_the_bounds_on_a_few_grid_points(rng):
+    # Four points on a binary column with equal outputs per level: maximum likelihood makes
+    # that length scale tiny (the levels look unrelated) and the noise vanish; the prior
+    # keeps both plausible.
+    X = np.array([[0.0, 0.1], [0.0, 0.6], [1.0, 0.3], [1.0, 0.9]])
+    y = np.array([-1.0, -1.0, 1.0, 1.0])
+    ml = fit_hyperparameters(X, y, kind="matern52", rng=np.random.default_rng(0))
+    kw = {"kind": "matern52", "rng": np.random.default_rng(0)}
+    prior = LogNormalPrior.default(2)
+    mapped = fit_hyperparameters(X, y, prior=prior, **kw)
+    assert mapped.lengthscales.min() > 2 * ml.lengthscales.min()
+
+    # MAP maximizes likelihood + prior: it cannot be beaten by the ML optimum on that sum.
+    def objective(h):
+        return (
+            log_marginal_likelihood(h.to_theta(), X, y, "matern52")[0]
+            + prior.log_density(h.to_theta())[0]
+        )
+
+    assert objective(mapped) >= objective(ml) - 1e-6
