@@ -42,8 +42,10 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "rm-gp-ucb-per-task": ("rm-gp-ucb", {"output_scaling": "per-task"}),
     "rm-gp-ts": ("rm-gp-ts", {}),
     "gp-ucb": ("gp-ucb", {}),
-    "rm-gp-ucb-beta0.2": ("rm-gp-ucb", {"beta_scale": 0.2}),
-    "gp-ucb-beta0.2": ("gp-ucb", {"beta_scale": 0.2}),
+    "rm-gp-ucb-paper": ("rm-gp-ucb", {"variant": "paper"}),
+    "rm-gp-ucb-beta1": ("rm-gp-ucb", {"beta_scale": 1.0}),
+    "gp-ucb-beta1": ("gp-ucb", {"beta_scale": 1.0}),
+    "warm-start": ("warm-start", {}),
     "rgpe": ("rgpe", {}),
     "taf": ("taf", {}),
     "random": ("random", {}),
@@ -195,8 +197,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         default="bench-results/synthetic",
         help="directory for results.json, results.md and the plots",
     )
+    p.add_argument(
+        "--adversarial",
+        action="store_true",
+        help="every meta-task observes -f (gaps 0.05): they point at the target's minimum",
+    )
+    p.add_argument("--dim", type=int, default=1, help="input dimension (default 1, the paper's)")
     a = p.parse_args(argv)
-    gaps = DISSIMILAR_GAPS if a.dissimilar else PAPER_GAPS
+    for name in ("functions", "iterations", "dim"):
+        if getattr(a, name) < 1:
+            p.error(f"--{name} must be a positive integer, got {getattr(a, name)}")
+    if a.dissimilar and a.adversarial:
+        p.error("choose one of --dissimilar and --adversarial")
+    gaps = DISSIMILAR_GAPS if a.dissimilar else ADVERSARIAL_GAPS if a.adversarial else PAPER_GAPS
     options = {"r": 0.99} if a.dissimilar else None
     t0 = time.time()
     res = run(
@@ -206,14 +219,25 @@ def main(argv: Sequence[str] | None = None) -> None:
         gaps=gaps,
         seed=a.seed,
         options=options,
+        dim=a.dim,
+        adversarial=a.adversarial,
     )
     horizons = sorted({h for h in HORIZONS if h <= a.iterations} | {a.iterations})
-    print(
-        f"synthetic ({'all dissimilar, gaps 8' if a.dissimilar else 'gaps 0.05, 0.05, 4, 4'}), "
-        f"{a.functions} functions x {a.iterations} iterations, {time.time() - t0:.0f} s"
+    kind = (
+        "all dissimilar, gaps 8"
+        if a.dissimilar
+        else "adversarial, every meta-task observes -f"
+        if a.adversarial
+        else "gaps 0.05, 0.05, 4, 4"
     )
+    print(
+        f"synthetic ({kind}), {a.dim}-D, {a.functions} functions x {a.iterations} iterations, "
+        f"{time.time() - t0:.0f} s"
+    )
+    task = "synthetic-dissimilar" if a.dissimilar else "synthetic"
+    task = "synthetic-adversarial" if a.adversarial else task
     doc = {
-        "task": "synthetic-dissimilar" if a.dissimilar else "synthetic",
+        "task": task if a.dim == 1 else f"{task}-{a.dim}d",
         "metric": "f",
         "mode": "max",
         "optimum": None,
@@ -222,6 +246,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             "functions": a.functions,
             "gaps": list(gaps),
             "seed": a.seed,
+            "dim": a.dim,
+            "adversarial": a.adversarial,
             **(options or {}),
         },
         "runs": res,
