@@ -120,3 +120,23 @@ def test_meta_tasks_beat_random_search_early(grid: Path) -> None:
         return float(np.mean([min(r["values"]) - r["optimum"] for r in doc["runs"][method]]))
 
     assert regret("rm-gp-ucb") < 0.5 * regret("random"), (regret("rm-gp-ucb"), regret("random"))
+
+
+def test_suite_runs_the_shipped_svm_data_with_the_papers_protocol(tmp_path, capsys):
+    from rmbo_tune.bench import report
+
+    out = tmp_path / "svm"
+    args = ["--suite", "svm", "--targets", "wine", "--methods", "rm-gp-ucb,warm-start"]
+    tabular.main([*args, "--budget", "3", "--seeds", "1", "--out", str(out)])
+    doc = report.load_results(out / "results.json")
+    assert doc["settings"]["meta_samples"] == 50
+    assert len(doc["settings"]["tasks"]) == 50
+    run = doc["runs"]["rm-gp-ucb"][0]
+    assert len(run["values"]) == 3 and run["worst"] < run["optimum"]
+    assert "normalized regret @3" in (out / "results.md").read_text()
+
+
+def test_suite_and_data_are_exclusive(capsys):
+    with pytest.raises(SystemExit):
+        tabular.main(["--suite", "svm", "--data", "x", "--mode", "max"])
+    assert "exactly one of --suite and --data" in capsys.readouterr().err

@@ -1,0 +1,33 @@
+import csv
+import itertools
+from pathlib import Path
+
+import pytest
+
+from rmbo_tune.bench import make_hgb_grid
+
+DATA = Path(make_hgb_grid.__file__).resolve().parent / "data" / "hgb-grid"
+
+
+def test_shipped_files_hold_the_whole_grid_for_every_dataset():
+    files = sorted(DATA.glob("*.csv"))
+    assert {f.stem for f in files} == set(make_hgb_grid.datasets())
+    grid = {tuple(map(float, c)) for c in itertools.product(*make_hgb_grid.GRID.values())}
+    for f in files:
+        with open(f) as fh:
+            rows = list(csv.DictReader(fh))
+        configs = {tuple(float(r[k]) for k in make_hgb_grid.GRID) for r in rows}
+        assert configs == grid, f
+        assert all(0.0 <= float(r["value"]) <= 1.0 for r in rows)
+
+
+def test_evaluate_reproduces_a_shipped_value():
+    pytest.importorskip("sklearn")
+    X, y = make_hgb_grid.datasets()["iris"]()
+    config = {"learning_rate": 0.1, "max_leaf_nodes": 7, "min_samples_leaf": 10}
+    config["l2_regularization"] = 0.1
+    with open(DATA / "iris.csv") as fh:
+        row = next(
+            r for r in csv.DictReader(fh) if all(float(r[k]) == v for k, v in config.items())
+        )
+    assert make_hgb_grid.evaluate(X, y, config) == pytest.approx(float(row["value"]), abs=1e-9)

@@ -1,0 +1,35 @@
+import numpy as np
+import pytest
+
+from rmbo_tune.bench import synthetic
+
+
+def test_adversarial_meta_tasks_observe_the_negated_target():
+    prob = synthetic.make_problem(
+        np.random.default_rng(0), gaps=(0.0,), dim=2, n_meta=30, adversarial=True
+    )
+    X, y = prob.meta_tasks[0]
+    assert X.shape == (30, 2)
+    # Only the observation noise (sd 0.1) separates the meta-task from -f.
+    assert np.abs(y + prob.f(X)).max() < 0.5
+    assert np.corrcoef(y, prob.f(X))[0, 1] < -0.9
+
+
+def test_maximum_in_several_dimensions_bounds_random_points():
+    prob = synthetic.make_problem(np.random.default_rng(1), gaps=(), dim=3)
+    values = prob.f(np.random.default_rng(2).random((5000, 3)))
+    assert prob.f_max >= values.max()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--dim", "0"], "--dim must be a positive integer"),
+        (["--functions", "0"], "--functions must be a positive integer"),
+        (["--adversarial", "--dissimilar"], "choose one of"),
+    ],
+)
+def test_cli_refuses_bad_arguments(argv, message, capsys):
+    with pytest.raises(SystemExit):
+        synthetic.main(argv)
+    assert message in capsys.readouterr().err
