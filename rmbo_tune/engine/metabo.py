@@ -218,7 +218,6 @@ class MetaBO:
             self._target_hyper = GPHyperparameters(
                 median.lengthscales, 1.0, float(np.clip(median.noise_var, opt.noise_floor, 0.1))
             )
-
         else:
             self._target_hyper = GPHyperparameters.default(self.dim, noise_floor=opt.noise_floor)
         self._warm = self._warm_start_points(tasks) if self.method == "warm-start" else None
@@ -318,10 +317,10 @@ class MetaBO:
 
     def _target_y(self) -> Array:
         y = self.y
+        if self._borrows_meta_scale():
+            return (y - self._c) / self._a  # the meta-tasks' scale: no warp of its own
         if self.options.target_warp == "rank" and len(y) > 2:
             y = normal_scores(y)
-        if self._borrows_meta_scale():
-            return (y - self._c) / self._a
         loc, scale = standardization(y)
         return (y - loc) / scale
 
