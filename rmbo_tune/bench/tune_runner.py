@@ -30,14 +30,12 @@ from typing import Any
 from ray import tune
 from ray.tune.search import BasicVariantGenerator, ConcurrencyLimiter, Searcher
 
-from rmbo_tune.engine.options import META_METHODS as ENGINE_META_METHODS
-from rmbo_tune.engine.options import METHODS as ENGINE_METHOD_NAMES
+from rmbo_tune.engine.options import META_METHODS
+from rmbo_tune.engine.options import METHODS as ENGINE_METHODS
 from rmbo_tune.searcher import RMBOSearcher
 
-ENGINE_METHODS = ENGINE_METHOD_NAMES
 TUNE_METHODS = ("tune-random", "optuna")
 METHODS = ENGINE_METHODS + TUNE_METHODS
-META_METHODS = ENGINE_META_METHODS
 SOURCES = ("gp-ucb", "random")
 
 

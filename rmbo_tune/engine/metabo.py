@@ -254,11 +254,7 @@ class MetaBO:
             self._fixed = np.unique(self.project(np.vstack(fixed)), axis=0)
         # Points where the target posterior is maintained incrementally: the fixed
         # candidates and, for the gaps of RM-GP-UCB / RM-GP-TS, the meta-tasks' inputs.
-        gaps = (
-            self._uses_meta
-            and self.method in ("rm-gp-ucb", "rm-gp-ts")
-            and opt.gap_estimate == "bound"
-        )
+        gaps = self._uses_meta and self.method in ROBUST_METHODS and opt.gap_estimate == "bound"
         self._cached_points = np.vstack([self._fixed, self.meta.X_all]) if gaps else self._fixed
 
     def _warm_start_points(self, tasks: list) -> Array | None:
@@ -289,7 +285,7 @@ class MetaBO:
     @property
     def nu(self) -> float:
         """Current overall weight of the meta-tasks (0 for methods that ignore them)."""
-        return self.weight_state.nu if self.method in ("rm-gp-ucb", "rm-gp-ts") else 0.0
+        return self.weight_state.nu if self.method in ROBUST_METHODS else 0.0
 
     @property
     def meta_weights(self) -> Array:
@@ -423,7 +419,7 @@ class MetaBO:
         self._X.append(point)
         self._y.append(value)
         self._refit_target()
-        if self.method in ("rm-gp-ucb", "rm-gp-ts") and self.weight_state.active:
+        if self.method in ROBUST_METHODS and self.weight_state.active:
             self.weight_state.update(self._gaps())
 
     def _gaps(self) -> Array:
@@ -473,7 +469,7 @@ class MetaBO:
             "branch": None,
             "acquisition": None,
         }
-        if self.method in ("rm-gp-ucb", "rm-gp-ts") and self._uses_meta:
+        if self.method in ROBUST_METHODS and self._uses_meta:
             record["weights"] = self.meta_weights.tolist()
             record["gaps"] = [None if np.isnan(g) else g for g in self.weight_state.last_gaps]
         exclude = np.vstack([self.X, self.pending])
@@ -515,9 +511,7 @@ class MetaBO:
         avail = min_distances(points, exclude) > self.options.duplicate_tol
         if not avail.any():
             return None
-        mu = self.meta.predict(points)[0] if self.candidates is not None else None
-        if mu is None:
-            mu = self._meta_cache_get().mu
+        mu = self._meta_cache_get().mu if self.candidates is None else self.meta.predict(points)[0]
         score = np.where(avail, self.meta_weights @ mu, np.inf)
         return points[int(np.argmin(score))]
 
