@@ -195,8 +195,8 @@ TASKS: dict[str, tuple[Callable[..., TuneTask], int, int, tuple[int, ...]]] = {
 
 
 def default_methods() -> list[str]:
-    """Every method; ``optuna`` only when optuna is installed."""
-    return [m for m in METHODS if m != "optuna" or optuna_available()]
+    """Every method; the Optuna ones only when optuna is installed."""
+    return [m for m in METHODS if not m.startswith("optuna") or optuna_available()]
 
 
 def _int_list(text: str) -> list[int]:

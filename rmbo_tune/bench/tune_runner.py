@@ -13,8 +13,8 @@ search space), the fixed config of the target task and of each meta-task. :func:
 
 Methods: the engine's ``rm-gp-ucb``, ``rm-gp-ts``, ``gp-ucb``, ``rgpe``, ``taf``,
 ``warm-start``, ``random`` (all through :class:`~rmbo_tune.RMBOSearcher`), Tune's
-``BasicVariantGenerator`` (``tune-random``) and ``OptunaSearch`` (``optuna``, TPE; only
-when optuna is installed).
+``BasicVariantGenerator`` (``tune-random``) and ``OptunaSearch`` (``optuna``, TPE, and
+``optuna-warm``, TPE with the ``warm-start`` configs enqueued; only when optuna is installed).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from rmbo_tune.engine.options import META_METHODS
 from rmbo_tune.engine.options import METHODS as ENGINE_METHODS
 from rmbo_tune.searcher import RMBOSearcher
 
-TUNE_METHODS = ("tune-random", "optuna")
+TUNE_METHODS = ("tune-random", "optuna", "optuna-warm")
 METHODS = ENGINE_METHODS + TUNE_METHODS
 SOURCES = ("gp-ucb", "random")
 
@@ -145,6 +145,36 @@ class TimedVariantGenerator(BasicVariantGenerator):
         return trial
 
 
+def warm_start_configs(
+    space: Mapping[str, Any],
+    metric: str,
+    mode: str,
+    meta_tasks: Mapping[str, Any],
+    *,
+    seed: int,
+) -> list[dict[str, Any]]:
+    """The configs the engine's ``warm-start`` method evaluates first, in its order.
+
+    Each meta-task's best config, ranked by the mean prediction of all meta-tasks' GPs (at
+    most ten). ``optuna-warm`` enqueues them in Optuna's TPE, the warm start a practitioner
+    would write by hand for a searcher without transfer learning. ``meta_tasks``: name to
+    any source :class:`~rmbo_tune.RMBOSearcher` accepts (an experiment directory, a
+    ``(configs, values)`` pair).
+    """
+    warm = RMBOSearcher(
+        metric=metric,
+        mode=mode,
+        method="warm-start",
+        meta_tasks={n: str(p) if isinstance(p, Path) else p for n, p in meta_tasks.items()},
+        seed=seed,
+    )
+    warm.set_search_properties(metric, mode, dict(space))
+    configs = [warm.suggest("warm-start-0")]
+    assert warm.engine is not None
+    configs += [warm.suggest(f"warm-start-{i}") for i in range(1, warm.engine.n_initial)]
+    return configs
+
+
 def make_search_alg(
     method: str,
     metric: str,
@@ -154,6 +184,7 @@ def make_search_alg(
     meta_tasks: Mapping[str, str | Path] | None = None,
     max_concurrent: int = 1,
     options: Mapping[str, Any] | None = None,
+    space: Mapping[str, Any] | None = None,
 ) -> TimedLimiter | TimedVariantGenerator:
     """The search algorithm for one benchmark run, wrapped to record order and timing.
 
@@ -171,6 +202,8 @@ def make_search_alg(
         Trials at once.
     options : mapping, optional
         Extra :class:`~rmbo_tune.RMBOSearcher` options for the engine methods.
+    space : mapping, optional
+        The Tune search space (``optuna-warm`` needs it to rank the warm-start configs).
 
     Returns
     -------
@@ -182,12 +215,17 @@ def make_search_alg(
     if method == "tune-random":
         return TimedVariantGenerator(random_state=seed, max_concurrent=max_concurrent)
     searcher: Searcher
-    if method == "optuna":
+    if method in ("optuna", "optuna-warm"):
         if not optuna_available():
-            raise ImportError("method 'optuna' needs optuna: pip install optuna")
+            raise ImportError(f"method {method!r} needs optuna: pip install optuna")
         from ray.tune.search.optuna import OptunaSearch
 
-        searcher = OptunaSearch(metric=metric, mode=mode, seed=seed)
+        warm = None
+        if method == "optuna-warm":
+            if space is None or not meta_tasks:
+                raise ValueError("method 'optuna-warm' needs the search space and meta-tasks")
+            warm = warm_start_configs(space, metric, mode, meta_tasks, seed=seed)
+        searcher = OptunaSearch(metric=metric, mode=mode, seed=seed, points_to_evaluate=warm)
     else:
         meta = (
             {name: str(p) for name, p in meta_tasks.items()}
@@ -255,6 +293,7 @@ def run_search(
         meta_tasks=meta_dirs,
         max_concurrent=max_concurrent,
         options=options,
+        space=space,
     )
     trainable = tune.with_resources(fn, dict(resources)) if resources else fn
     t0 = time.perf_counter()
