@@ -38,8 +38,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub.add_parser(
         "inspect", help="report what earlier Tune experiments hold as meta-tasks", add_help=False
     )
-    bench = sub.add_parser("bench", help="run a benchmark (rmbo-tune bench TASK --help)")
+    # add_help=False: "rmbo-tune bench TASK --help" is the task's own help.
+    bench = sub.add_parser(
+        "bench", help="run a benchmark (rmbo-tune bench TASK --help)", add_help=False
+    )
     bench.add_argument("task", choices=sorted([*TUNE_TASKS, *BENCHES]))
+    if argv[:1] == ["bench"] and (len(argv) == 1 or argv[1] in ("-h", "--help")):
+        bench.print_help()
+        return 0
     args, rest = parser.parse_known_args(argv)
     if args.command == "demo":
         from rmbo_tune import demo
