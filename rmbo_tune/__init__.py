@@ -9,9 +9,16 @@ from __future__ import annotations
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["RMBOSearcher", "SearchSpace"]
+__all__ = ["MetaBO", "MetaTask", "RMBOError", "RMBOSearcher", "SearchSpace", "load_meta_tasks"]
 
-_LAZY = {"RMBOSearcher": "rmbo_tune.searcher", "SearchSpace": "rmbo_tune.space"}
+_LAZY = {
+    "MetaBO": "rmbo_tune.engine",
+    "MetaTask": "rmbo_tune.meta_tasks",
+    "RMBOError": "rmbo_tune.engine.types",
+    "RMBOSearcher": "rmbo_tune.searcher",
+    "SearchSpace": "rmbo_tune.space",
+    "load_meta_tasks": "rmbo_tune.meta_tasks",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -20,3 +27,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'rmbo_tune' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

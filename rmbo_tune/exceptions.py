@@ -1,11 +1,21 @@
-"""Errors callers may want to tell apart. All are ``ValueError`` subclasses where the cause
-is bad input, so ``except ValueError`` keeps working."""
+"""Errors callers may want to tell apart, all under :class:`RMBOError`.
+
+Those caused by bad input are also ``ValueError`` subclasses, so ``except ValueError`` keeps
+working. The engine's own (:class:`CholeskyError`, :class:`SearchSpaceExhausted`) are defined
+in :mod:`rmbo_tune.engine.types`, which never imports anything outside the engine.
+"""
 
 from __future__ import annotations
 
+from rmbo_tune.engine.types import CholeskyError, RMBOError, SearchSpaceExhausted
 
-class RMBOError(Exception):
-    """Base class of rmbo-tune's own errors."""
+__all__ = [
+    "CholeskyError",
+    "OutOfSpaceError",
+    "RMBOError",
+    "SearchSpaceExhausted",
+    "UnsupportedSearchSpaceError",
+]
 
 
 class UnsupportedSearchSpaceError(RMBOError, ValueError):

@@ -25,12 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 from ray.tune.search.sample import Categorical, Domain, Float, Function, Integer, Quantized
 
+from rmbo_tune.engine.types import Array
 from rmbo_tune.exceptions import OutOfSpaceError, UnsupportedSearchSpaceError
 
-Array = NDArray[np.float64]
 Path = tuple[str, ...]
 
 

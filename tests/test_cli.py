@@ -6,7 +6,6 @@ import pytest
 
 from rmbo_tune import cli
 
-
 # An option only that task's own parser has: "bench TASK --help" must reach it.
 OWN_OPTION = {
     **dict.fromkeys(cli.TUNE_TASKS, "--meta-samples"),

@@ -35,9 +35,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
-Array = NDArray[np.float64]
+from rmbo_tune.engine.types import Array
 
 
 def best_so_far(values: Sequence[float], mode: str) -> Array:

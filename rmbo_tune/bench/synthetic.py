@@ -22,13 +22,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 from scipy import optimize
 
 from rmbo_tune.bench import report
 from rmbo_tune.engine import MetaBO
-
-Array = NDArray[np.float64]
+from rmbo_tune.engine.types import Array
 
 PAPER_GAPS = (0.05, 0.05, 4.0, 4.0)
 DISSIMILAR_GAPS = (8.0, 8.0, 8.0, 8.0)

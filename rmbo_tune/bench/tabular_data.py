@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 from scipy.spatial import cKDTree
 
-Array = NDArray[np.float64]
+from rmbo_tune.engine.types import Array
+
 SUFFIXES = (".csv", ".jsonl")
 AUTO_LOG_RATIO = 1e3
 # Distinct configs must be this far apart in the cube: the engine treats points closer than

@@ -25,11 +25,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
-from numpy.typing import NDArray
 
 from rmbo_tune.engine.rff import RFFPosterior
-
-Array = NDArray[np.float64]
+from rmbo_tune.engine.types import Array
 
 
 class Model(Protocol):

@@ -25,14 +25,12 @@ meta-task's predicted incumbent, and Epanechnikov weights
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 from scipy import stats
 
 from rmbo_tune.engine import acquisition as acq
 from rmbo_tune.engine.acquisition import MetaCache, MetaModels, Model, meta_predictions
 from rmbo_tune.engine.gp import GaussianProcess, safe_cholesky
-
-Array = NDArray[np.float64]
+from rmbo_tune.engine.types import Array
 
 
 def ranking_losses(F: Array, y: Array) -> Array:

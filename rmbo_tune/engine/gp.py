@@ -20,7 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 from scipy import linalg, optimize, stats
 from scipy.linalg import lapack
 
@@ -33,8 +32,7 @@ from rmbo_tune.engine.kernels import (
     scaled_sqdist,
 )
 from rmbo_tune.engine.priors import LogNormalPrior
-
-Array = NDArray[np.float64]
+from rmbo_tune.engine.types import Array, CholeskyError
 
 LOG_ELL_BOUNDS = (np.log(1e-2), np.log(20.0))
 LOG_S2_BOUNDS = (np.log(5e-2), np.log(20.0))
@@ -45,10 +43,6 @@ SCREEN_MAX_ROWS = 64
 # Above this many elements (64 MB) the squared differences are not kept during a fit.
 _MAX_DIFFERENCE_ELEMENTS = 8_000_000
 _LOG_2PI = float(np.log(2.0 * np.pi))
-
-
-class CholeskyError(np.linalg.LinAlgError):
-    """A covariance matrix stayed non-positive-definite after the largest jitter."""
 
 
 def safe_cholesky(K: Array, *, jitter: float = 1e-10) -> Array:

@@ -19,12 +19,11 @@ g(r)
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
+
+from rmbo_tune.engine.types import Array
 
 KERNELS = ("matern52", "se")
 _SQRT5 = np.sqrt(5.0)
-
-Array = NDArray[np.float64]
 
 
 def check_kernel(kind: str) -> str:

@@ -22,13 +22,11 @@ are computed once).
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 from scipy import linalg
 
 from rmbo_tune.engine.gp import ScaledGP
 from rmbo_tune.engine.kernels import kernel_from_r2
-
-Array = NDArray[np.float64]
+from rmbo_tune.engine.types import Array
 
 # Points per chunk of predict() are chosen so that each (M, chunk, N) temporary holds about
 # this many elements (512 KB): temporaries that stay in cache made the prediction at the

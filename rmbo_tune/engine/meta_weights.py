@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import logsumexp
 
-Array = NDArray[np.float64]
+from rmbo_tune.engine.types import Array
 
 
 def beta_schedule(t: int, dim: int, *, beta: float | None, beta_scale: float) -> float:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from rmbo_tune.engine import acquisition as acq
 from rmbo_tune.engine import baselines
@@ -56,15 +56,11 @@ from rmbo_tune.engine.options import (
 )
 from rmbo_tune.engine.priors import LogNormalPrior
 from rmbo_tune.engine.rff import RFFPosterior
+from rmbo_tune.engine.types import Array, SearchSpaceExhausted
 
-Array = NDArray[np.float64]
 STATE_VERSION = 2
 WARM_START_POINTS = 10
 _BOX_TOL = 1e-9
-
-
-class SearchSpaceExhausted(RuntimeError):
-    """Every valid point has been observed or is pending."""
 
 
 def _as_points(X: ArrayLike, dim: int, what: str) -> Array:

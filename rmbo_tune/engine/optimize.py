@@ -22,8 +22,8 @@ from scipy import optimize
 from scipy.stats import qmc
 
 from rmbo_tune.engine.acquisition import Acquisition
+from rmbo_tune.engine.types import Array
 
-Array = NDArray[np.float64]
 Projection = Callable[[Array], Array]
 _DISTANCE_CHUNK = 32
 

@@ -29,9 +29,8 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
-Array = NDArray[np.float64]
+from rmbo_tune.engine.types import Array
 
 
 @dataclass(frozen=True)

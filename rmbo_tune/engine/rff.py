@@ -22,12 +22,10 @@ A = Phi^T Phi + noise I
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 from scipy import linalg
 
 from rmbo_tune.engine.gp import ScaledGP
-
-Array = NDArray[np.float64]
+from rmbo_tune.engine.types import Array
 
 
 class RandomFourierFeatures:

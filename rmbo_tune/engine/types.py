@@ -1,0 +1,20 @@
+"""Types and errors shared by the engine and the package around it."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+Array = NDArray[np.float64]
+
+
+class RMBOError(Exception):
+    """Base class of rmbo-tune's own errors."""
+
+
+class CholeskyError(RMBOError, np.linalg.LinAlgError):
+    """A covariance matrix stayed non-positive-definite after the largest jitter."""
+
+
+class SearchSpaceExhausted(RMBOError, RuntimeError):
+    """Every valid point has been observed or is pending."""
