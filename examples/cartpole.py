@@ -39,7 +39,7 @@ from ray import tune
 from rmbo_tune import RMBOSearcher
 from rmbo_tune.diagnostics import final_metrics, trace_lines
 from trainables import cartpole
-from trainables.meta_tasks import cartpole_tasks, run_meta_tasks
+from trainables.experiments import cartpole_tasks, run_meta_tasks
 
 METRIC, MODE = "normalized_return", "max"
 

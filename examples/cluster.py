@@ -14,7 +14,7 @@ What a team does over time on a cluster, in one script:
    experiment beside them (``<name>/target``).
 
 ``--step all`` (the default) does both. Workloads (``--workload``) are those of
-:mod:`trainables.meta_tasks`, with the paper's source tasks:
+:mod:`trainables.experiments`, with the paper's source tasks:
 
 * ``logreg``: Pima stages 1-4, target stage 5 (offline, seconds per trial);
 * ``cartpole``: 10 initial states (3 near the target's, 7 random), target ``--target-state``
@@ -60,7 +60,7 @@ from ray.tune.search import BasicVariantGenerator
 
 from rmbo_tune import RMBOSearcher
 from trainables import DatasetNotFoundError, cartpole
-from trainables.meta_tasks import (
+from trainables.experiments import (
     WORKLOADS,
     cartpole_tasks,
     cnn_tasks,
@@ -205,7 +205,7 @@ def run_meta_searches(
 ) -> None:
     """Step 1: one random-search experiment per meta-task, written to ``<run>/meta-<task>``.
 
-    (:func:`trainables.meta_tasks.run_meta_tasks` does the same for local directories; this
+    (:func:`trainables.experiments.run_meta_tasks` does the same for local directories; this
     loop also accepts URIs.)
     """
     _, metric, mode, space = WORKLOADS[args.workload]

@@ -47,7 +47,7 @@ from ray import tune
 from rmbo_tune import RMBOSearcher
 from rmbo_tune.diagnostics import final_metrics, trace_lines
 from trainables import DatasetNotFoundError, cnn, datasets, storage
-from trainables.meta_tasks import run_meta_tasks
+from trainables.experiments import run_meta_tasks
 
 METRIC, MODE = "val_error", "min"
 TARGET = "mnist"

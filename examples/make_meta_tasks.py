@@ -31,7 +31,7 @@ import sys
 
 import ray
 
-from trainables.meta_tasks import WORKLOADS, default_tasks, run_meta_tasks
+from trainables.experiments import WORKLOADS, default_tasks, run_meta_tasks
 
 
 def main(argv: list[str] | None = None) -> int:

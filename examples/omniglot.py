@@ -48,7 +48,7 @@ from ray import tune
 from rmbo_tune import RMBOSearcher
 from rmbo_tune.diagnostics import final_metrics, trace_lines
 from trainables import DatasetNotFoundError, siamese
-from trainables.meta_tasks import run_meta_tasks
+from trainables.experiments import run_meta_tasks
 from trainables.omniglot import OMNIGLOT_SPLITS, list_omniglot_alphabets
 
 METRIC, MODE = "val_error", "min"

@@ -37,7 +37,7 @@ from ray import tune
 from rmbo_tune import RMBOSearcher
 from rmbo_tune.diagnostics import final_metrics, trace_lines
 from trainables import logreg
-from trainables.meta_tasks import logreg_tasks, run_meta_tasks
+from trainables.experiments import logreg_tasks, run_meta_tasks
 
 METRIC, MODE = "val_error", "min"
 

@@ -63,7 +63,7 @@ def cartpole_task(
     TuneTask
         The task.
     """
-    from trainables.meta_tasks import cartpole_tasks
+    from trainables.experiments import cartpole_tasks
 
     meta = cartpole_tasks(target_state, n_similar=n_similar, n_random=n_random, seed=seed)
     return TuneTask(
@@ -92,7 +92,7 @@ def pima_task(*, epochs: int = 3, metric: str = "val_loss") -> TuneTask:
     TuneTask
         The task.
     """
-    from trainables.meta_tasks import logreg_tasks
+    from trainables.experiments import logreg_tasks
 
     return TuneTask(
         name="pima",

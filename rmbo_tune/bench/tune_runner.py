@@ -57,7 +57,7 @@ class TuneTask:
     name : str
         Task name (used for directories and reports).
     workload : str
-        A key of :data:`trainables.meta_tasks.WORKLOADS` (``cnn``, ``siamese``, ``logreg``,
+        A key of :data:`trainables.experiments.WORKLOADS` (``cnn``, ``siamese``, ``logreg``,
         ``cartpole``).
     target : dict
         Fixed config entries of the target task (e.g. ``{"stage": 5}``).
@@ -88,7 +88,7 @@ class TuneTask:
 
     def spec(self) -> tuple[Callable[[dict[str, Any]], None], str, str, dict[str, Any]]:
         """Trainable, metric, mode and search space of the workload."""
-        from trainables.meta_tasks import WORKLOADS
+        from trainables.experiments import WORKLOADS
 
         if self.workload not in WORKLOADS:
             raise ValueError(
@@ -371,7 +371,7 @@ def run_meta_experiments(
     dict
         Meta-task name to experiment directory.
     """
-    from trainables.meta_tasks import run_meta_tasks
+    from trainables.experiments import run_meta_tasks
 
     if source not in SOURCES:
         raise ValueError(f"source must be one of {SOURCES}, got {source!r}")

@@ -1,4 +1,4 @@
-"""Tests for trainables.meta_tasks and examples/make_meta_tasks.py."""
+"""Tests for trainables.experiments and examples/make_meta_tasks.py."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Produce meta-tasks: one ordinary Tune experiment per source task of a workload.
+"""Run the earlier experiments that become meta-tasks: one ordinary Tune run per source task.
 
 Each source task (a dataset, an initial state, an alphabet or a Pima stage) gets its own Tune
 run with Tune's default search (seeded random search, :class:`BasicVariantGenerator`), written to
