@@ -10,46 +10,46 @@ import pytest
 from ray import tune
 
 from tests.trainables.conftest import ROOT
-from trainables import meta_tasks
+from trainables import experiments
 
 
 def test_cnn_sources_exclude_the_target() -> None:
-    assert sorted(meta_tasks.cnn_tasks("mnist")) == ["cifar10", "cifar100", "svhn"]
+    assert sorted(experiments.cnn_tasks("mnist")) == ["cifar10", "cifar100", "svhn"]
     with pytest.raises(ValueError, match="imagenet"):
-        meta_tasks.cnn_tasks("imagenet")
+        experiments.cnn_tasks("imagenet")
 
 
 def test_logreg_sources_are_the_four_smaller_stages() -> None:
-    tasks = meta_tasks.logreg_tasks()
+    tasks = experiments.logreg_tasks()
     assert [t["stage"] for t in tasks.values()] == [1, 2, 3, 4]
 
 
 def test_cartpole_sources_similar_and_random() -> None:
     target = [0.1, 0.0, 0.05, 0.0]
-    tasks = meta_tasks.cartpole_tasks(target, seed=4)
+    tasks = experiments.cartpole_tasks(target, seed=4)
     states = {k: np.array(v["initial_state"]) for k, v in tasks.items()}
     assert len(states) == 10 and sum(k.startswith("similar") for k in states) == 3
     for key, state in states.items():
         if key.startswith("similar"):
             assert np.abs(state - target).max() < 0.1
-    assert tasks == meta_tasks.cartpole_tasks(target, seed=4)
+    assert tasks == experiments.cartpole_tasks(target, seed=4)
 
 
 def test_siamese_sources_from_packaged_split() -> None:
-    tasks = meta_tasks.siamese_tasks("background_small2", n_alphabets=3)
+    tasks = experiments.siamese_tasks("background_small2", n_alphabets=3)
     assert len(tasks) == 3 and all(t["split"] == "background_small2" for t in tasks.values())
 
 
 def test_unknown_workload() -> None:
     with pytest.raises(ValueError, match="'svm'"):
-        meta_tasks.default_tasks("svm")
+        experiments.default_tasks("svm")
     with pytest.raises(ValueError, match="'svm'"):
-        meta_tasks.run_meta_tasks("svm", {}, storage_path=".", num_samples=1)
+        experiments.run_meta_tasks("svm", {}, storage_path=".", num_samples=1)
 
 
 def test_runs_leave_readable_experiments(ray_cluster, tmp_path) -> None:
-    tasks = {k: v for k, v in meta_tasks.logreg_tasks().items() if k in ("stage1", "stage2")}
-    dirs = meta_tasks.run_meta_tasks(
+    tasks = {k: v for k, v in experiments.logreg_tasks().items() if k in ("stage1", "stage2")}
+    dirs = experiments.run_meta_tasks(
         "logreg", tasks, storage_path=tmp_path, num_samples=3, fixed={"epochs": 2}, verbose=0
     )
     assert sorted(dirs) == ["stage1", "stage2"]
@@ -64,7 +64,7 @@ def test_storage_uri_is_passed_to_tune_as_it_is(ray_cluster, tmp_path) -> None:
     from rmbo_tune.meta_tasks import load_meta_tasks
 
     uri = f"file://{tmp_path}/runs/"
-    dirs = meta_tasks.run_meta_tasks(
+    dirs = experiments.run_meta_tasks(
         "logreg",
         {"stage1": {"stage": 1}},
         storage_path=uri,
