@@ -1,0 +1,256 @@
+"""GP hyperparameters, the log marginal likelihood and its maximization (type-II ML or MAP).
+
+Notation
+--------
+X (n, d), y (n,)
+    Training inputs in the unit cube and centred outputs of roughly unit scale.
+theta = [log ell (d), log s2, log noise]
+    Hyperparameters in log space, as optimized.
+K = k(X, X) + noise I,  L = chol(K),  alpha = K^{-1} y
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize
+from scipy.linalg import lapack
+
+from rmbo_tune.engine.gp.linalg import safe_cholesky
+from rmbo_tune.engine.kernels import contract_grad_log_ell, kernel_from_r2, scaled_sqdist
+from rmbo_tune.engine.priors import LogNormalPrior
+from rmbo_tune.engine.types import Array, CholeskyError
+
+LOG_ELL_BOUNDS = (np.log(1e-2), np.log(20.0))
+LOG_S2_BOUNDS = (np.log(5e-2), np.log(20.0))
+MAX_NOISE = 1.0
+SCREEN_PER_RESTART = 32
+SCREEN_MAX_ROWS = 64
+# Above this many elements (64 MB) the squared differences are not kept during a fit.
+_MAX_DIFFERENCE_ELEMENTS = 8_000_000
+_LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+@dataclass(frozen=True)
+class GPHyperparameters:
+    """Kernel length scales, signal variance and noise variance.
+
+    Parameters
+    ----------
+    lengthscales : ndarray of shape (n_dims,)
+    signal_var : float
+    noise_var : float
+    """
+
+    lengthscales: Array
+    signal_var: float
+    noise_var: float
+
+    @classmethod
+    def default(cls, dim: int, *, noise_floor: float = 1e-6) -> GPHyperparameters:
+        """Neutral starting values for standardized outputs in the unit cube."""
+        return cls(np.full(dim, 0.3), 1.0, max(1e-3, noise_floor))
+
+    def to_theta(self) -> Array:
+        """Pack into ``[log ell, log s2, log noise]``."""
+        return np.concatenate(
+            [np.log(self.lengthscales), [np.log(self.signal_var), np.log(self.noise_var)]]
+        )
+
+    @classmethod
+    def from_theta(cls, theta: Array) -> GPHyperparameters:
+        """Unpack from ``[log ell, log s2, log noise]``."""
+        theta = np.asarray(theta, dtype=np.float64)
+        return cls(np.exp(theta[:-2]), float(np.exp(theta[-2])), float(np.exp(theta[-1])))
+
+    def to_dict(self) -> dict:
+        """Plain-number form for state dicts."""
+        return {
+            "lengthscales": self.lengthscales.tolist(),
+            "signal_var": self.signal_var,
+            "noise_var": self.noise_var,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> GPHyperparameters:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            np.asarray(d["lengthscales"], dtype=np.float64), d["signal_var"], d["noise_var"]
+        )
+
+
+def theta_bounds(dim: int, noise_floor: float) -> list[tuple[float, float]]:
+    """L-BFGS-B bounds on ``theta`` for standardized outputs.
+
+    Parameters
+    ----------
+    dim : int
+        Number of input dimensions.
+    noise_floor : float
+        Lower bound on the noise variance.
+
+    Returns
+    -------
+    list of (float, float)
+        ``dim + 2`` pairs ``(lo, hi)`` in log space.
+    """
+    return [LOG_ELL_BOUNDS] * dim + [LOG_S2_BOUNDS, (np.log(noise_floor), np.log(MAX_NOISE))]
+
+
+def squared_differences(X: Array) -> Array:
+    """Per-dimension squared differences ``D[k, i, j] = (x_ik - x_jk)^2``, shape (d, n, n).
+
+    Computed once per hyperparameter fit: every likelihood evaluation then gets
+    ``r^2 = sum_k D_k / ell_k^2`` and the length-scale gradients from it.
+    """
+    diff = X.T[:, :, None] - X.T[:, None, :]
+    return diff * diff
+
+
+def _likelihood(
+    theta: Array, X: Array, y: Array, kind: str, D: Array | None, with_grad: bool
+) -> tuple[float, Array | None]:
+    # LAPACK directly (potrs, potri; potrf in safe_cholesky): the scipy.linalg wrappers'
+    # argument checks cost as much as the solves themselves at the sizes of a GP fit.
+    n, d = X.shape
+    ell = np.exp(theta[:d])
+    s2, noise = float(np.exp(theta[d])), float(np.exp(theta[d + 1]))
+    r2 = np.tensordot(1.0 / ell**2, D, axes=1) if D is not None else scaled_sqdist(X, X, ell)
+    Kf, G = kernel_from_r2(r2, s2, kind)
+    K = Kf.copy()
+    K.flat[:: n + 1] += noise
+    try:
+        L = safe_cholesky(K)
+    except CholeskyError:
+        return -np.inf, (np.zeros_like(theta) if with_grad else None)
+    alpha, _ = lapack.dpotrs(L, y, lower=1)
+    lml = -0.5 * float(y @ alpha) - float(np.log(np.diagonal(L)).sum()) - 0.5 * n * _LOG_2PI
+    if not with_grad:
+        return lml, None
+    Kinv, _ = lapack.dpotri(L, lower=1)
+    Kinv = np.tril(Kinv)
+    Kinv += np.tril(Kinv, -1).T
+    W = np.outer(alpha, alpha)
+    W -= Kinv
+    grad = np.empty(d + 2)
+    if D is not None:
+        grad[:d] = 0.5 * np.tensordot(D, W * G, axes=2) / ell**2
+    else:
+        grad[:d] = 0.5 * contract_grad_log_ell(X, ell, W * G)
+    grad[d] = 0.5 * float(np.vdot(W, Kf))
+    grad[d + 1] = 0.5 * noise * float(np.trace(W))
+    return lml, grad
+
+
+def log_marginal_likelihood(
+    theta: Array, X: Array, y: Array, kind: str, *, D: Array | None = None
+) -> tuple[float, Array]:
+    """Log marginal likelihood of centred outputs ``y`` and its gradient in ``theta``.
+
+    Returns ``(-inf, zeros)`` when the covariance cannot be factorized, so that an
+    optimizer steps away instead of failing (as scikit-learn does). ``D``: the
+    :func:`squared_differences` of ``X``, if already computed.
+
+    Notes
+    -----
+    ``log p(y) = -1/2 y^T alpha - sum log diag L - n/2 log 2 pi`` and
+    ``d log p / d theta_j = 1/2 tr((alpha alpha^T - K^{-1}) dK/dtheta_j)``
+    (Rasmussen & Williams 2006, eq. 5.8-5.9).
+    """
+    lml, grad = _likelihood(theta, X, y, kind, D, with_grad=True)
+    assert grad is not None
+    return lml, grad
+
+
+def log_marginal_likelihood_value(
+    theta: Array, X: Array, y: Array, kind: str, *, D: Array | None = None
+) -> float:
+    """:func:`log_marginal_likelihood` without the gradient (-inf if not factorizable)."""
+    return _likelihood(theta, X, y, kind, D, with_grad=False)[0]
+
+
+def fit_hyperparameters(
+    X: Array,
+    y: Array,
+    *,
+    kind: str,
+    rng: np.random.Generator,
+    n_restarts: int = 3,
+    init: GPHyperparameters | None = None,
+    noise_floor: float = 1e-6,
+    maxiter: int = 100,
+    prior: LogNormalPrior | None = None,
+) -> GPHyperparameters:
+    """Maximize the log marginal likelihood with multi-start, bounded L-BFGS-B.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_obs, n_dims)
+    y : ndarray of shape (n_obs,)
+        Outputs, centred and roughly unit scale (the bounds assume this).
+    kind : {"matern52", "se"}
+    rng : numpy.random.Generator
+        Draws the candidates of the random restarts (log-uniform inside the bounds).
+    n_restarts : int
+        Random starts besides ``init`` (or the default): the ``n_restarts`` most likely of
+        ``SCREEN_PER_RESTART * n_restarts`` random hyperparameters (by likelihood value on
+        at most ``SCREEN_MAX_ROWS`` observations, a fraction of the cost of a gradient-based
+        run from each). 0 starts from ``init`` alone (or the default without ``init``): a
+        cheap warm-started refit.
+    init : GPHyperparameters, optional
+        Warm start, typically the previous optimum.
+    noise_floor : float
+        Lower bound on the noise variance.
+    maxiter : int
+        L-BFGS-B iterations per start.
+    prior : LogNormalPrior, optional
+        Maximize the log posterior ``log p(y | theta) + log p(theta)`` (type-II MAP) instead
+        of the likelihood alone.
+
+    Returns
+    -------
+    GPHyperparameters
+        The best optimum found; ``init`` (or the default) if every start failed.
+    """
+    dim = X.shape[1]
+    bounds = theta_bounds(dim, noise_floor)
+    lo, hi = np.array(bounds).T
+    default = GPHyperparameters.default(dim, noise_floor=noise_floor).to_theta()
+    starts = [default] if init is None else [init.to_theta()]
+    if n_restarts > 0:
+        pool = rng.uniform(lo, hi, size=(SCREEN_PER_RESTART * n_restarts, len(lo)))
+        # Screening only ranks starting points: a random subset of a large data set does.
+        rows = np.arange(len(X))
+        if len(X) > SCREEN_MAX_ROWS:
+            rows = np.sort(rng.choice(len(X), SCREEN_MAX_ROWS, replace=False))
+        Xs, ys = X[rows], y[rows]
+        Ds = squared_differences(Xs)
+        values = np.array([log_marginal_likelihood_value(t, Xs, ys, kind, D=Ds) for t in pool])
+        if prior is not None:
+            values += np.array([prior.log_density(t)[0] for t in pool])
+        starts += list(pool[np.argsort(-values, kind="stable")[:n_restarts]])
+    D = squared_differences(X) if dim * len(X) ** 2 <= _MAX_DIFFERENCE_ELEMENTS else None
+
+    def objective(theta: Array) -> tuple[float, Array]:
+        lml, grad = log_marginal_likelihood(theta, X, y, kind, D=D)
+        if not np.isfinite(lml):
+            return 1e25, np.zeros_like(theta)
+        if prior is not None:
+            lp, dlp = prior.log_density(theta)
+            lml, grad = lml + lp, grad + dlp
+        return -lml, -grad
+
+    best_theta, best_val = np.clip(starts[0], lo, hi), np.inf
+    for theta0 in starts:
+        res = optimize.minimize(
+            objective,
+            np.clip(theta0, lo, hi),
+            jac=True,
+            method="L-BFGS-B",
+            bounds=bounds,
+            options={"maxiter": maxiter},
+        )
+        if np.isfinite(res.fun) and res.fun < best_val:
+            best_theta, best_val = res.x, float(res.fun)
+    return GPHyperparameters.from_theta(best_theta)

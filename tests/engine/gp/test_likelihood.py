@@ -1,0 +1,91 @@
+import numpy as np
+import pytest
+
+from rmbo_tune.engine.gp.likelihood import (
+    GPHyperparameters,
+    fit_hyperparameters,
+    log_marginal_likelihood,
+    log_marginal_likelihood_value,
+    squared_differences,
+)
+from rmbo_tune.engine.gp.linalg import safe_cholesky
+from rmbo_tune.engine.gp.posterior import GaussianProcess
+from rmbo_tune.engine.kernels import kernel
+from rmbo_tune.engine.types import CholeskyError
+from tests.conftest import finite_difference
+
+
+@pytest.mark.parametrize("kind", ["matern52", "se"])
+def test_log_marginal_likelihood_gradient_matches_finite_differences(kind, rng):
+    X = rng.random((20, 3))
+    y = np.sin(6 * X[:, 0]) + 0.3 * X[:, 2] + 0.05 * rng.standard_normal(20)
+    theta = np.log([0.3, 0.5, 1.1, 0.9, 0.01])
+    _, grad = log_marginal_likelihood(theta, X, y - y.mean(), kind)
+    fd = finite_difference(lambda t: log_marginal_likelihood(t, X, y - y.mean(), kind)[0], theta)
+    np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["matern52", "se"])
+def test_likelihood_from_precomputed_differences_is_the_same(kind, rng):
+    X = rng.random((15, 4))
+    y = np.cos(5 * X[:, 1]) + 0.1 * rng.standard_normal(15)
+    theta = np.log([0.2, 0.4, 0.9, 2.0, 1.3, 0.02])
+    D = squared_differences(X)
+    assert D.shape == (4, 15, 15)
+    lml, grad = log_marginal_likelihood(theta, X, y, kind)
+    lml_d, grad_d = log_marginal_likelihood(theta, X, y, kind, D=D)
+    assert lml_d == pytest.approx(lml, rel=1e-12)
+    np.testing.assert_allclose(grad_d, grad, rtol=1e-9, atol=1e-12)
+    assert log_marginal_likelihood_value(theta, X, y, kind, D=D) == pytest.approx(lml, rel=1e-12)
+
+
+def test_fit_recovers_known_lengthscale_from_200_samples():
+    # Draw y from a GP with SE length scale 0.2 and check type-II ML lands within 1.5x.
+    rng = np.random.default_rng(7)
+    X = rng.random((200, 1))
+    true = GPHyperparameters(np.array([0.2]), 1.0, 1e-2)
+    K = kernel(X, X, true.lengthscales, 1.0, "se") + true.noise_var * np.eye(200)
+    y = safe_cholesky(K) @ rng.standard_normal(200)
+    hp = fit_hyperparameters(X, y - y.mean(), kind="se", rng=rng, n_restarts=3)
+    assert 0.2 / 1.5 < hp.lengthscales[0] < 0.2 * 1.5
+
+
+def test_fit_improves_likelihood_over_default(rng):
+    X = rng.random((40, 2))
+    y = np.sin(8 * X[:, 0])
+    hp = fit_hyperparameters(X, y - y.mean(), kind="matern52", rng=rng)
+    default = GPHyperparameters.default(2)
+    assert (
+        log_marginal_likelihood(hp.to_theta(), X, y - y.mean(), "matern52")[0]
+        > log_marginal_likelihood(default.to_theta(), X, y - y.mean(), "matern52")[0]
+    )
+    # The ARD length scale of the irrelevant dimension grows past the relevant one.
+    assert hp.lengthscales[1] > hp.lengthscales[0]
+
+
+def test_log_marginal_likelihood_is_minus_inf_when_factorization_fails():
+    X = np.zeros((4, 1))
+    # exp(800) overflows to inf: the covariance cannot be factorized.
+    with np.errstate(over="ignore", invalid="ignore"):
+        lml, grad = log_marginal_likelihood(np.array([0.0, 800.0, -5.0]), X, np.ones(4), "se")
+    assert lml == -np.inf
+    assert np.all(grad == 0.0)
+    with pytest.raises(CholeskyError, match="NaN or inf"):
+        safe_cholesky(np.full((2, 2), np.nan))
+
+
+def test_log_marginal_likelihood_value_matches_the_gradient_version(rng):
+    X, y = rng.random((10, 2)), rng.standard_normal(10)
+    theta = np.array([-1.0, 0.2, 0.1, -4.0])
+    assert log_marginal_likelihood_value(theta, X, y, "matern52") == pytest.approx(
+        log_marginal_likelihood(theta, X, y, "matern52")[0], rel=1e-12
+    )
+
+
+def test_fit_handles_constant_outputs(rng):
+    # Centred constant outputs are all zero: the fit and the posterior stay finite.
+    X = rng.random((5, 2))
+    y = np.full(5, 2.0)
+    hyper = fit_hyperparameters(X, y - y.mean(), kind="matern52", rng=rng, n_restarts=3)
+    mu, sigma = GaussianProcess(X, y, hyper, kind="matern52").predict(X)
+    assert np.all(np.isfinite(mu)) and np.all(np.isfinite(sigma))
