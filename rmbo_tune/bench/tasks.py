@@ -34,7 +34,9 @@ from typing import Any
 
 from rmbo_tune.bench import report
 from rmbo_tune.bench.options import add_option_argument, parse_options
-from rmbo_tune.bench.tune_runner import METHODS, SOURCES, TuneTask, optuna_available, run_benchmark
+from rmbo_tune.bench.search_algs import METHODS, optuna_available
+from rmbo_tune.bench.tune_runner import SOURCES, run_benchmark
+from rmbo_tune.bench.tune_task import TuneTask
 
 
 def cartpole_task(

@@ -1,20 +1,19 @@
-"""Run benchmark searches through real Ray Tune: meta-task experiments, then the target search.
+"""Run a Tune benchmark task: meta-task experiments, then the target search, through Ray Tune.
 
-A :class:`TuneTask` names a workload of :mod:`trainables` (its trainable, metric, mode and
-search space), the fixed config of the target task and of each meta-task. :func:`run_benchmark`
+:func:`run_benchmark` takes a :class:`~rmbo_tune.bench.tune_task.TuneTask` and
 
 1. runs one ordinary Tune experiment per meta-task (as a user's earlier experiments would be;
-   GP-UCB by default, as in the paper, or Tune's random search), into ``<out>/meta``;
+   GP-UCB by default, as in the paper, or Tune's random search), into ``<out>/meta``
+   (:func:`run_meta_experiments`);
 2. searches the target task with each method and seed, sequentially (one trial at a time, as
-   in the paper), every engine method given the meta-task directories as ``meta_tasks``;
+   in the paper), every engine method given the meta-task directories as ``meta_tasks``
+   (:func:`run_search`, with the search algorithms of :mod:`rmbo_tune.bench.search_algs`);
 3. returns a results document (:mod:`rmbo_tune.bench.report`) with each trial's metric in
    suggestion order, the searcher's time per trial and, for the meta-BO methods, the
    meta-weights at every suggestion.
 
-Methods: the engine's ``rm-gp-ucb``, ``rm-gp-ts``, ``gp-ucb``, ``rgpe``, ``taf``,
-``warm-start``, ``random`` (all through :class:`~rmbo_tune.RMBOSearcher`), Tune's
-``BasicVariantGenerator`` (``tune-random``) and ``OptunaSearch`` (``optuna``, TPE, and
-``optuna-warm``, TPE with the ``warm-start`` configs enqueued; only when optuna is installed).
+The experiments of an earlier run of the suite in the same output folder are removed first:
+Tune would add the new trials to them.
 """
 
 from __future__ import annotations
@@ -23,224 +22,16 @@ import math
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ray import tune
-from ray.tune.search import BasicVariantGenerator, ConcurrencyLimiter, Searcher
 
-from rmbo_tune.engine.options import META_METHODS
-from rmbo_tune.engine.options import METHODS as ENGINE_METHODS
+from rmbo_tune.bench.search_algs import METHODS, make_search_alg
+from rmbo_tune.bench.tune_task import TuneTask
 from rmbo_tune.searcher import RMBOSearcher
 
-TUNE_METHODS = ("tune-random", "optuna", "optuna-warm")
-METHODS = ENGINE_METHODS + TUNE_METHODS
 SOURCES = ("gp-ucb", "random")
-
-
-def optuna_available() -> bool:
-    """Whether ``optuna`` can be imported (the ``optuna`` method needs it)."""
-    try:
-        import optuna  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-@dataclass(frozen=True)
-class TuneTask:
-    """A target task and its meta-tasks on one :mod:`trainables` workload.
-
-    Attributes
-    ----------
-    name : str
-        Task name (used for directories and reports).
-    workload : str
-        A key of :data:`trainables.experiments.WORKLOADS` (``cnn``, ``siamese``, ``logreg``,
-        ``cartpole``).
-    target : dict
-        Fixed config entries of the target task (e.g. ``{"stage": 5}``).
-    meta_tasks : dict
-        Meta-task name to its fixed config entries.
-    fixed : dict
-        Fixed config shared by target and meta-tasks (epochs, seed, ...).
-    optimum : float, optional
-        Best achievable metric, when known (CartPole: 1.0); regret otherwise uses the best
-        value any method found.
-    space : dict, optional
-        Search space replacing the workload's default.
-    metric : str, optional
-        Metric replacing the workload's default (same direction unless ``mode`` is given).
-    mode : {"min", "max"}, optional
-        Direction of ``metric``.
-    """
-
-    name: str
-    workload: str
-    target: dict[str, Any]
-    meta_tasks: dict[str, dict[str, Any]]
-    fixed: dict[str, Any] = field(default_factory=dict)
-    optimum: float | None = None
-    space: dict[str, Any] | None = None
-    metric: str | None = None
-    mode: str | None = None
-
-    def spec(self) -> tuple[Callable[[dict[str, Any]], None], str, str, dict[str, Any]]:
-        """Trainable, metric, mode and search space of the workload."""
-        from trainables.experiments import WORKLOADS
-
-        if self.workload not in WORKLOADS:
-            raise ValueError(
-                f"unknown workload {self.workload!r}; expected one of {sorted(WORKLOADS)}"
-            )
-        fn, metric, mode, space = WORKLOADS[self.workload]
-        return (
-            fn,
-            self.metric or metric,
-            self.mode or mode,
-            dict(self.space) if self.space is not None else space(),
-        )
-
-
-class TimedLimiter(ConcurrencyLimiter):
-    """A ConcurrencyLimiter that records trial order and the searcher's seconds per trial."""
-
-    def __init__(self, searcher: Searcher, max_concurrent: int = 1) -> None:
-        super().__init__(searcher, max_concurrent=max_concurrent)
-        self.order: list[str] = []
-        self.seconds: dict[str, float] = {}
-
-    def suggest(self, trial_id: str) -> dict | None:
-        t0 = time.perf_counter()
-        config = super().suggest(trial_id)
-        if isinstance(config, dict):
-            self.order.append(trial_id)
-            self.seconds[trial_id] = time.perf_counter() - t0
-        return config
-
-    def on_trial_complete(
-        self, trial_id: str, result: dict | None = None, error: bool = False
-    ) -> None:
-        t0 = time.perf_counter()
-        super().on_trial_complete(trial_id, result=result, error=error)
-        if trial_id in self.seconds:
-            self.seconds[trial_id] += time.perf_counter() - t0
-
-
-class TimedVariantGenerator(BasicVariantGenerator):
-    """Tune's random search, recording trial order and time per created trial."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.order: list[str] = []
-        self.seconds: dict[str, float] = {}
-
-    def next_trial(self) -> Any:
-        t0 = time.perf_counter()
-        trial = super().next_trial()
-        if trial is not None:
-            self.order.append(trial.trial_id)
-            self.seconds[trial.trial_id] = time.perf_counter() - t0
-        return trial
-
-
-def warm_start_configs(
-    space: Mapping[str, Any],
-    metric: str,
-    mode: str,
-    meta_tasks: Mapping[str, Any],
-    *,
-    seed: int,
-) -> list[dict[str, Any]]:
-    """The configs the engine's ``warm-start`` method evaluates first, in its order.
-
-    Each meta-task's best config, ranked by the mean prediction of all meta-tasks' GPs (at
-    most ten). ``optuna-warm`` enqueues them in Optuna's TPE, the warm start a practitioner
-    would write by hand for a searcher without transfer learning. ``meta_tasks``: name to
-    any source :class:`~rmbo_tune.RMBOSearcher` accepts (an experiment directory, a
-    ``(configs, values)`` pair).
-    """
-    warm = RMBOSearcher(
-        metric=metric,
-        mode=mode,
-        method="warm-start",
-        meta_tasks={n: str(p) if isinstance(p, Path) else p for n, p in meta_tasks.items()},
-        seed=seed,
-    )
-    warm.set_search_properties(metric, mode, dict(space))
-    configs = [warm.suggest("warm-start-0")]
-    assert warm.engine is not None
-    configs += [warm.suggest(f"warm-start-{i}") for i in range(1, warm.engine.n_initial)]
-    return configs
-
-
-def make_search_alg(
-    method: str,
-    metric: str,
-    mode: str,
-    *,
-    seed: int,
-    meta_tasks: Mapping[str, str | Path] | None = None,
-    max_concurrent: int = 1,
-    options: Mapping[str, Any] | None = None,
-    space: Mapping[str, Any] | None = None,
-) -> TimedLimiter | TimedVariantGenerator:
-    """The search algorithm for one benchmark run, wrapped to record order and timing.
-
-    Parameters
-    ----------
-    method : str
-        One of :data:`METHODS`.
-    metric, mode : str
-        The target's metric and direction.
-    seed : int
-        Seed of the searcher.
-    meta_tasks : mapping, optional
-        Meta-task name to experiment directory (used by the engine's meta-BO methods only).
-    max_concurrent : int
-        Trials at once.
-    options : mapping, optional
-        Extra :class:`~rmbo_tune.RMBOSearcher` options for the engine methods.
-    space : mapping, optional
-        The Tune search space (``optuna-warm`` needs it to rank the warm-start configs).
-
-    Returns
-    -------
-    TimedLimiter or TimedVariantGenerator
-        Pass as ``TuneConfig(search_alg=...)``.
-    """
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; expected one of {METHODS}")
-    if method == "tune-random":
-        return TimedVariantGenerator(random_state=seed, max_concurrent=max_concurrent)
-    searcher: Searcher
-    if method in ("optuna", "optuna-warm"):
-        if not optuna_available():
-            raise ImportError(f"method {method!r} needs optuna: pip install optuna")
-        from ray.tune.search.optuna import OptunaSearch
-
-        warm = None
-        if method == "optuna-warm":
-            if space is None or not meta_tasks:
-                raise ValueError("method 'optuna-warm' needs the search space and meta-tasks")
-            warm = warm_start_configs(space, metric, mode, meta_tasks, seed=seed)
-        searcher = OptunaSearch(metric=metric, mode=mode, seed=seed, points_to_evaluate=warm)
-    else:
-        meta = (
-            {name: str(p) for name, p in meta_tasks.items()}
-            if meta_tasks and method in META_METHODS
-            else None
-        )
-        searcher = RMBOSearcher(
-            metric=metric,
-            mode=mode,
-            method=method,
-            meta_tasks=meta or None,
-            seed=seed,
-            **dict(options or {}),
-        )
-    return TimedLimiter(searcher, max_concurrent=max_concurrent)
 
 
 def run_search(
@@ -262,7 +53,7 @@ def run_search(
     task : TuneTask
         The task.
     method : str
-        One of :data:`METHODS`.
+        One of :data:`~rmbo_tune.bench.search_algs.METHODS`.
     seed : int
         Searcher seed.
     budget : int
@@ -449,7 +240,7 @@ def run_benchmark(
     task : TuneTask
         The task.
     methods : sequence of str
-        Methods from :data:`METHODS`.
+        Methods from :data:`~rmbo_tune.bench.search_algs.METHODS`.
     seeds : sequence of int
         One run per method and seed.
     budget : int

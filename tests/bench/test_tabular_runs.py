@@ -1,0 +1,77 @@
+"""Leave-one-task-out runs of the tabular benchmark, on small synthetic tables written into
+tmp_path (helpers shared with test_tabular_data)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rmbo_tune.bench import tabular_runs
+from rmbo_tune.bench.tabular_data import load_tabular
+from rmbo_tune.engine import METHODS
+from tests.bench.test_tabular_data import KINDS, SHIFTS, _loss, _write_csv, write_grid
+
+
+@pytest.fixture
+def grid(tmp_path: Path) -> Path:
+    return write_grid(tmp_path / "grid")
+
+
+def test_every_method_evaluates_each_config_at_most_once(tmp_path: Path) -> None:
+    # 12 configs and a budget of 12: each method must exhaust the grid without a repeat.
+    small = {name: shift for name, shift in SHIFTS.items() if name != "near2"}
+    header = ["x", "kind", "loss"]
+    for name, shift in small.items():
+        rows = [[x, k, _loss(x, 1e-3, k, shift)] for x in (0.0, 2.5, 5.0, 10.0) for k in KINDS]
+        _write_csv(tmp_path / f"{name}.csv", header, rows)
+    bench = load_tabular(tmp_path, mode="min", metric="loss")
+    doc = tabular_runs.run(bench, budget=12, n_seeds=1, targets=["target"])
+    assert set(doc["runs"]) == set(METHODS)
+    for method, runs in doc["runs"].items():
+        (rec,) = runs
+        assert sorted(rec["configs"]) == list(range(12)), method
+        assert rec["values"][np.argmin(rec["values"])] == rec["optimum"]
+    with pytest.raises(ValueError, match=r"budget 13 exceeds the 12 distinct configs of target"):
+        tabular_runs.run(bench, budget=13, n_seeds=1)
+    # mode="max": the optimum is the largest value and the engine climbs towards it.
+    bench = load_tabular(tmp_path, mode="max", metric="loss")
+    doc = tabular_runs.run(bench, methods=["gp-ucb"], budget=12, n_seeds=1, targets=["far"])
+    (rec,) = doc["runs"]["gp-ucb"]
+    assert rec["optimum"] == max(bench.task("far").values) == max(rec["values"])
+
+
+def test_runs_are_reproducible(grid: Path) -> None:
+    bench = load_tabular(grid, mode="min", metric="loss")
+    kwargs = dict(budget=3, n_seeds=1, targets=["near1"], meta_samples=20)
+    kwargs["methods"] = ["rm-gp-ucb", "rgpe"]
+
+    def outcome(doc: dict) -> dict:
+        return {m: [(r["configs"], r["weights"]) for r in runs] for m, runs in doc["runs"].items()}
+
+    assert outcome(tabular_runs.run(bench, **kwargs)) == outcome(tabular_runs.run(bench, **kwargs))
+
+
+@pytest.mark.slow
+def test_meta_tasks_beat_random_search_early(grid: Path) -> None:
+    # 6 seeds of 5 evaluations on the 243-config target (100 rows per meta-task). Two
+    # meta-tasks share the target's optimum up to 0.05 per coordinate, so rm-gp-ucb starts
+    # next to it: measured mean regret 0.011. Random search's best of 5 distinct configs has
+    # expected regret 0.135 on this grid (exact, from the sorted values; measured 0.151) with
+    # a standard error of about 0.04 over 6 seeds, so "below half of random's" holds with a
+    # wide margin and would fail if the meta-tasks were ignored (gp-ucb's 5 space-filling
+    # points do no better than random here).
+    doc = tabular_runs.run(
+        load_tabular(grid, mode="min", metric="loss"),
+        methods=["rm-gp-ucb", "random"],
+        budget=5,
+        n_seeds=6,
+        targets=["target"],
+        meta_samples=100,
+    )
+
+    def regret(method: str) -> float:
+        return float(np.mean([min(r["values"]) - r["optimum"] for r in doc["runs"][method]]))
+
+    assert regret("rm-gp-ucb") < 0.5 * regret("random"), (regret("rm-gp-ucb"), regret("random"))
