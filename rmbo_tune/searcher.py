@@ -20,7 +20,7 @@ from ray.tune.search.sample import Domain
 from threadpoolctl import ThreadpoolController
 
 from rmbo_tune.engine import MetaBO, MetaBOOptions, SearchSpaceExhausted
-from rmbo_tune.engine.options import METHODS
+from rmbo_tune.engine.methods import METHODS
 from rmbo_tune.exceptions import OutOfSpaceError
 from rmbo_tune.space import Dimension, SearchSpace, flatten, unflatten
 

@@ -21,8 +21,8 @@ from typing import Any
 
 from ray.tune.search import BasicVariantGenerator, ConcurrencyLimiter, Searcher
 
-from rmbo_tune.engine.options import META_METHODS
-from rmbo_tune.engine.options import METHODS as ENGINE_METHODS
+from rmbo_tune.engine.methods import META_METHODS
+from rmbo_tune.engine.methods import METHODS as ENGINE_METHODS
 from rmbo_tune.searcher import RMBOSearcher
 
 TUNE_METHODS = ("tune-random", "optuna", "optuna-warm")

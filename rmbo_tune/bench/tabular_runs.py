@@ -21,7 +21,7 @@ from threadpoolctl import ThreadpoolController
 from rmbo_tune.bench import report
 from rmbo_tune.bench.tabular_data import Array, TabularBenchmark, TabularTask
 from rmbo_tune.engine import METHODS, MetaBO
-from rmbo_tune.engine.options import META_METHODS
+from rmbo_tune.engine.methods import META_METHODS
 
 
 def _meta_tasks(

@@ -246,3 +246,13 @@ class Penalized:
         bumps = self._bumps(x[None, :])[0]  # (p,)
         z = (x[None, :] - self.centers) / self.rho**2
         return val - self.height * bumps.sum(), grad + self.height * (bumps @ z)
+
+
+def penalize(base: Acquisition, fixed: Array, pending: Array, lengthscales: Array) -> Penalized:
+    """``base`` with bumps at the ``pending`` points: radius half the target's length scales
+    (within [0.01, 0.1]), height the range of ``base`` over the ``fixed`` candidates."""
+    values = base.values(fixed, fixed=True)
+    finite = values[np.isfinite(values)]
+    height = float(finite.max() - finite.min()) if finite.size else 1.0
+    rho = np.clip(0.5 * lengthscales, 0.01, 0.1)
+    return Penalized(base, pending, rho, max(height, 1e-9), values)

@@ -24,8 +24,10 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
-from rmbo_tune.engine.gp import ScaledGP
+from rmbo_tune.engine.gp import GPHyperparameters, ScaledGP, normal_scores
 from rmbo_tune.engine.kernels import kernel_from_r2
+from rmbo_tune.engine.options import MetaBOOptions
+from rmbo_tune.engine.priors import LogNormalPrior
 from rmbo_tune.engine.types import Array
 
 # Points per chunk of predict() are chosen so that each (M, chunk, N) temporary holds about
@@ -127,3 +129,67 @@ class MetaTaskModels:
         cov = Kt - V @ V.transpose(0, 2, 1)
         s = self.scale
         return self.loc[:, None] + s[:, None] * mu, (s**2)[:, None, None] * cov
+
+
+def fit_meta_models(
+    tasks: list[tuple[Array, Array]],
+    hypers: list[GPHyperparameters | None],
+    options: MetaBOOptions,
+    rng: np.random.Generator | None,
+    prior: LogNormalPrior | None,
+) -> tuple[MetaTaskModels, list[GPHyperparameters], tuple[float, float] | None]:
+    """Fit one GP per meta-task and put them on one output scale.
+
+    Parameters
+    ----------
+    tasks : list of (X, y)
+    hypers : list
+        Known hyperparameters per task (a restored engine); ``None`` entries are fitted.
+    options : MetaBOOptions
+        ``output_scaling`` ("rank": outputs replaced by normal scores, each task on its own
+        scale; "shared": one map for all; "per-task": each standardized), ``kernel``,
+        ``n_restarts``, ``noise_floor``.
+    rng : numpy.random.Generator or None
+        Restarts of the fits (unused when every hyperparameter is known).
+    prior : LogNormalPrior or None
+        Hyperparameter prior (type-II MAP) or None (maximum likelihood).
+
+    Returns
+    -------
+    models : MetaTaskModels
+    hypers : list of GPHyperparameters
+        The hyperparameters of every task, fitted or given.
+    scale : (float, float) or None
+        Median location and spread of the tasks' outputs (None without tasks).
+    """
+    fitted = []
+    for (X, y), hyper in zip(tasks, hypers, strict=True):
+        if options.output_scaling == "rank":
+            y = normal_scores(y)
+        if hyper is not None:
+            fitted.append(ScaledGP.from_hyper(X, y, hyper, kind=options.kernel))
+            continue
+        assert rng is not None, "fitting a meta-task GP needs a random generator"
+        fitted.append(
+            ScaledGP.fit(
+                X,
+                y,
+                kind=options.kernel,
+                rng=rng,
+                n_restarts=options.n_restarts,
+                noise_floor=options.noise_floor,
+                prior=prior,
+            )
+        )
+    if not fitted:
+        return MetaTaskModels([]), [], None
+    known = [m.hyper for m in fitted]
+    scale = (
+        float(np.median([m.loc for m in fitted])),
+        float(np.median([m.scale for m in fitted])),
+    )
+    if options.output_scaling == "shared":
+        fitted = [m.rescaled(*scale) for m in fitted]
+    else:
+        fitted = [m.rescaled(m.loc, m.scale) for m in fitted]
+    return MetaTaskModels(fitted), known, scale

@@ -8,10 +8,6 @@ from typing import Any
 
 from rmbo_tune.engine.kernels import KERNELS
 
-METHODS = ("rm-gp-ucb", "rm-gp-ts", "gp-ucb", "rgpe", "taf", "warm-start", "random")
-META_METHODS = ("rm-gp-ucb", "rm-gp-ts", "rgpe", "taf", "warm-start")
-ROBUST_METHODS = ("rm-gp-ucb", "rm-gp-ts")
-
 
 @dataclass(frozen=True)
 class MetaBOOptions:

@@ -92,7 +92,7 @@ def test_restore_between_refits_continues_identically(method):
     for _ in range(27):
         x = opt.ask()
         opt.tell(x, f(x))
-    assert opt._factor_base == 24  # refits at 20, 24, 29, 35, 42, ...
+    assert opt.target.factor_base == 24  # refits at 20, 24, 29, 35, 42, ...
     opt.ask()  # leave one pending
     twin = MetaBO.from_state_dict(json.loads(json.dumps(opt.state_dict())))
     for _ in range(4):  # crosses the refit at 29
@@ -100,7 +100,7 @@ def test_restore_between_refits_continues_identically(method):
         np.testing.assert_array_equal(a, b)
         opt.tell(a, f(a))
         twin.tell(b, f(b))
-    assert opt._factor_base == twin._factor_base == 29
+    assert opt.target.factor_base == twin.target.factor_base == 29
     assert opt.history == twin.history
 
 
@@ -113,18 +113,18 @@ def test_state_written_before_the_factor_base_existed_still_loads():
     state = opt.state_dict()
     del state["factor_base"]
     twin = MetaBO.from_state_dict(state)
-    assert twin._factor_base == 23  # factorized all at once
+    assert twin.target.factor_base == 23  # factorized all at once
     x = twin.ask()
     assert x.shape == (2,) and np.all((0 <= x) & (x <= 1))
 
 
 def test_random_search_never_fits_the_target_gp():
     opt = MetaBO(2, [], "random", seed=0)
-    initial = opt._target_hyper
+    initial = opt.target.hyper
     for _ in range(12):
         x = opt.ask()
         opt.tell(x, float(x.sum()))
-    assert opt._target_hyper is initial and opt._factor_base == 0
+    assert opt.target.hyper is initial and opt.target.factor_base == 0
 
 
 @pytest.mark.parametrize("polish_target", [False, True])

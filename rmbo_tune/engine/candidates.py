@@ -1,0 +1,214 @@
+"""Where the engine looks: input checks, the fixed candidate set, space-filling and random
+points, and the maximization of an acquisition over a finite domain or the unit cube."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from rmbo_tune.engine import acquisition as acq
+from rmbo_tune.engine.meta_models import MetaTaskModels
+from rmbo_tune.engine.optimize import (
+    local_points,
+    maximize_box,
+    maximize_finite,
+    min_distances,
+    sobol_points,
+)
+from rmbo_tune.engine.options import MetaBOOptions
+from rmbo_tune.engine.types import Array, SearchSpaceExhausted
+
+BOX_TOL = 1e-9
+RANDOM_TRIES = 1024
+WARM_START_POINTS = 10
+# Around each meta-task's best input: LOCAL_PER_TASK points at LOCAL_RADIUS.
+LOCAL_PER_TASK, LOCAL_RADIUS = 4, 0.05
+
+
+def as_points(X: ArrayLike, dim: int, what: str) -> Array:
+    """``X`` as finite float64 points of shape (n, dim) in the unit cube (``what`` names it
+    in errors); values within ``BOX_TOL`` of the cube are clipped onto it."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] != dim:
+        raise ValueError(f"{what} must have shape (n, {dim}), got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError(f"{what} contains NaN or inf")
+    if X.size and (X.min() < -BOX_TOL or X.max() > 1 + BOX_TOL):
+        raise ValueError(
+            f"{what} must lie in the unit cube [0, 1]^{dim}; found values in "
+            f"[{X.min():.6g}, {X.max():.6g}]"
+        )
+    return np.clip(X, 0.0, 1.0)
+
+
+def check_meta_tasks(
+    meta_tasks: Sequence[tuple[ArrayLike, ArrayLike]], dim: int
+) -> list[tuple[Array, Array]]:
+    """Validated ``(X, y)`` pairs; errors name the offending task and rows."""
+    out = []
+    for i, task in enumerate(meta_tasks):
+        try:
+            X, y = task
+        except (TypeError, ValueError):
+            raise ValueError(f"meta_tasks[{i}] must be an (X, y) pair") from None
+        X = as_points(X, dim, f"meta_tasks[{i}] X")
+        y = np.asarray(y, dtype=np.float64)
+        if len(X) == 0:
+            raise ValueError(f"meta_tasks[{i}] is empty; every meta-task needs observations")
+        if y.shape != (len(X),):
+            raise ValueError(
+                f"meta_tasks[{i}] y must have shape ({len(X)},) to match X, got {y.shape}"
+            )
+        if not np.all(np.isfinite(y)):
+            raise ValueError(
+                f"meta_tasks[{i}] y contains NaN or inf at rows "
+                f"{np.flatnonzero(~np.isfinite(y))[:10].tolist()}"
+            )
+        out.append((X, y))
+    return out
+
+
+def fixed_candidates(
+    dim: int,
+    n_sobol: int,
+    seed: int,
+    tasks: Sequence[tuple[Array, Array]],
+    project: Callable[[Array], Array],
+) -> Array:
+    """The candidates every acquisition is evaluated at (predictions there are cached).
+
+    A scrambled Sobol set plus, per meta-task, its three best inputs and points around its
+    best one.
+    """
+    fixed = [sobol_points(n_sobol, dim, seed)]
+    if tasks:
+        fixed += [X[np.argsort(-y)[:3]] for X, y in tasks]
+        best = np.array([X[np.argmax(y)] for X, y in tasks])
+        fixed.append(local_points(best, LOCAL_PER_TASK, LOCAL_RADIUS, np.random.default_rng(seed)))
+    return np.unique(project(np.vstack(fixed)), axis=0)
+
+
+def warm_start_points(
+    tasks: Sequence[tuple[Array, Array]],
+    meta: MetaTaskModels,
+    project: Callable[[Array], Array],
+    limit: int = WARM_START_POINTS,
+) -> Array:
+    """The warm-start baseline's first points: each meta-task's best input, ranked by its
+    mean predicted value over all meta-tasks (on their common scale), at most ``limit``."""
+    best = np.unique(project(np.array([X[np.argmax(y)] for X, y in tasks])), axis=0)
+    mu, _ = meta.predict(best)
+    return best[np.argsort(-mu.mean(0), kind="stable")][:limit]
+
+
+def initial_point(
+    k: int,
+    warm: Array | None,
+    design: Array,
+    exclude: Array,
+    tol: float,
+    candidates: Array | None,
+    project: Callable[[Array], Array],
+) -> Array | None:
+    """The ``k``-th point of the initial design: the warm-start points first, then the
+    space-filling ``design``; on a finite domain the nearest available candidate. None if it
+    duplicates a point within ``tol`` of ``exclude``."""
+    if warm is not None and k < len(warm):
+        p = warm[k : k + 1]
+    else:
+        p = project(design[k : k + 1])
+    if candidates is not None:
+        return nearest_available(candidates, p, exclude, tol)
+    return p[0] if min_distances(p, exclude)[0] > tol else None
+
+
+def lowest(points: Array, score: Array, exclude: Array, tol: float) -> Array | None:
+    """The row of ``points`` with the lowest ``score`` among those not within ``tol`` of
+    ``exclude``; None if none is left."""
+    avail = min_distances(points, exclude) > tol
+    if not avail.any():
+        return None
+    return points[int(np.argmin(np.where(avail, score, np.inf)))]
+
+
+def nearest_available(candidates: Array, p: Array, exclude: Array, tol: float) -> Array | None:
+    """The row of ``candidates`` nearest to point ``p`` (shape (1, dim)) among those not
+    within ``tol`` of ``exclude``; None if none is left."""
+    avail = min_distances(candidates, exclude) > tol
+    if not avail.any():
+        return None
+    idx = np.flatnonzero(avail)
+    return candidates[idx[np.argmin(min_distances(candidates[idx], p))]]
+
+
+def random_point(
+    rng: np.random.Generator,
+    dim: int,
+    exclude: Array,
+    tol: float,
+    candidates: Array | None,
+    project: Callable[[Array], Array],
+) -> Array:
+    """A uniformly random valid point not within ``tol`` of ``exclude``.
+
+    Raises
+    ------
+    SearchSpaceExhausted
+        If no such point is left among the candidates (or among ``RANDOM_TRIES`` draws).
+    """
+    if candidates is not None:
+        idx = np.flatnonzero(min_distances(candidates, exclude) > tol)
+        if len(idx) == 0:
+            raise SearchSpaceExhausted(
+                f"all {len(candidates)} candidates have been observed or are pending"
+            )
+        return candidates[rng.choice(idx)]
+    P = project(rng.random((RANDOM_TRIES, dim)))
+    ok = np.flatnonzero(min_distances(P, exclude) > tol)
+    if len(ok) == 0:
+        raise SearchSpaceExhausted(
+            f"{RANDOM_TRIES} random valid points all duplicate observed or pending points; "
+            "the search space looks exhausted"
+        )
+    return P[ok[0]]
+
+
+def maximize(
+    acquisition: acq.Acquisition,
+    *,
+    options: MetaBOOptions,
+    rng: np.random.Generator,
+    fixed: Array,
+    candidates: Array | None,
+    exclude: Array,
+    top: Array,
+    project: Callable[[Array], Array],
+    polish: bool,
+) -> tuple[Array, float] | None:
+    """The best point of ``acquisition`` and its value, not within ``duplicate_tol`` of
+    ``exclude``; None if no point is left.
+
+    With ``candidates`` the domain is finite. Otherwise: the fixed candidates, random points
+    and points around the best observations ``top``, then L-BFGS-B polish of the best few
+    (``polish`` False skips it).
+    """
+    if candidates is not None:
+        avail = min_distances(candidates, exclude) > options.duplicate_tol
+        found = maximize_finite(acquisition, candidates, avail)
+        return None if found is None else (candidates[found[0]], found[1])
+    dim = fixed.shape[1]
+    extra = [rng.random((options.n_local // 2, dim))]
+    if len(top):
+        extra.append(local_points(top, max(1, options.n_local // 8), LOCAL_RADIUS, rng))
+    return maximize_box(
+        acquisition,
+        fixed=fixed,
+        extra=np.vstack(extra),
+        exclude=exclude,
+        project=project,
+        tol=options.duplicate_tol,
+        n_polish=options.n_polish if polish else 0,
+        polish_maxiter=options.polish_maxiter,
+    )

@@ -1,0 +1,207 @@
+"""The search methods: one registry from a method's name to how it builds its acquisition.
+
+This is the only place method names are listed. Each :class:`Method` says whether it reads
+the meta-tasks and whether it is one of the paper's robust methods (FTRL meta-weights and
+the overall meta-task weight nu); its builder turns a :class:`Context` (the target posterior,
+the meta-task models, the weights) into the acquisition that ``ask`` maximizes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rmbo_tune.engine import acquisition as acq
+from rmbo_tune.engine import baselines
+from rmbo_tune.engine.gp import ScaledGP
+from rmbo_tune.engine.meta_models import MetaTaskModels
+from rmbo_tune.engine.options import MetaBOOptions
+from rmbo_tune.engine.rff import RFFPosterior
+from rmbo_tune.engine.types import Array
+
+
+@dataclass
+class Context:
+    """What a method's builder may read at one ``ask``.
+
+    Attributes
+    ----------
+    t : int
+        Target observations so far.
+    beta : float
+        The target's confidence multiplier ``beta_{t+1}``.
+    target : acquisition.CachedTarget
+        The target posterior (pending points hallucinated), cached at the fixed candidates.
+    gp : ScaledGP
+        The GP behind ``target``.
+    fitted : ScaledGP
+        The target GP of the observations alone (no pending points).
+    X, y : ndarray
+        Target inputs and outputs on the GP's scale.
+    meta : MetaTaskModels
+    weights : ndarray of shape (M,)
+        Meta-weights of the robust methods.
+    nu : float
+    options : MetaBOOptions
+    rng : numpy.random.Generator
+    meta_cache : callable
+        The meta-task predictions at the fixed candidates (computed once).
+    meta_sample : callable
+        A weighted draw of the meta-tasks' functions (RM-GP-TS's meta branch).
+    record : dict
+        The suggestion's diagnostics record; builders set ``branch`` and may add weights.
+    """
+
+    t: int
+    beta: float
+    target: acq.CachedTarget
+    gp: ScaledGP
+    fitted: ScaledGP
+    X: Array
+    y: Array
+    meta: MetaTaskModels
+    weights: Array
+    nu: float
+    options: MetaBOOptions
+    rng: np.random.Generator
+    meta_cache: Callable[[], acq.MetaCache]
+    meta_sample: Callable[[], acq.Acquisition]
+    record: dict[str, Any]
+
+
+Builder = Callable[[Context], acq.Acquisition]
+
+
+def _gp_ucb(c: Context) -> acq.Acquisition:
+    c.record["branch"] = "target"
+    return acq.UCB(c.target, c.beta)
+
+
+def _thompson(c: Context) -> acq.Acquisition:
+    c.record["branch"] = "target"
+    post = RFFPosterior(c.gp, n_features=c.options.n_rff_features, rng=c.rng)
+    scale = c.beta if c.options.ts_scale == "beta" else 1.0
+    return acq.SampledFunction(post, post.sample_weights(c.rng, scale=scale)[0])
+
+
+def _rm_gp_ucb(c: Context) -> acq.Acquisition:
+    if c.nu == 0.0:
+        return _gp_ucb(c)
+    c.record["branch"] = "combined"
+    return acq.RMUCB(c.target, c.beta, c.meta, c.weights, c.nu, c.options.tau, c.meta_cache())
+
+
+def _rm_gp_ts(c: Context) -> acq.Acquisition:
+    if c.rng.random() < c.nu:
+        c.record["branch"] = "meta"
+        return c.meta_sample()
+    return _thompson(c)
+
+
+def _rgpe(c: Context) -> acq.Acquisition:
+    c.record["branch"] = "ensemble"
+    w, wt = baselines.rgpe_weights(
+        c.meta, c.fitted.gp, c.X, c.y, n_samples=c.options.rgpe_n_samples, rng=c.rng
+    )
+    c.record["weights"], c.record["target_weight"] = w.tolist(), wt
+    return baselines.RGPE(c.target, c.beta, c.meta, w, wt, c.meta_cache())
+
+
+def _taf(c: Context) -> acq.Acquisition:
+    c.record["branch"] = "ensemble"
+    cache = c.meta_cache()
+    best: float | None
+    if c.t > 0:
+        mu_t, _ = c.meta.predict(c.X)
+        w = baselines.taf_weights(mu_t, c.y, bandwidth=c.options.taf_bandwidth)
+        inc, best = mu_t.max(1), float(c.y.max())
+    else:
+        w, inc, best = np.full(c.meta.n_tasks, 0.75), cache.mu.min(1), None
+    c.record["weights"] = w.tolist()
+    return baselines.TAF(c.target, best, c.meta, w, inc, cache)
+
+
+@dataclass(frozen=True)
+class Method:
+    """A search method.
+
+    Attributes
+    ----------
+    uses_meta : bool
+        Reads the meta-tasks (the others never fit them).
+    robust : bool
+        The paper's RM-GP-UCB / RM-GP-TS: FTRL meta-weights and nu, the probe.
+    build : callable or None
+        Builds the acquisition once the model is used (None: random search).
+    cold : callable or None
+        The builder without meta-tasks (None: ``build`` itself).
+    """
+
+    uses_meta: bool
+    robust: bool
+    build: Builder | None
+    cold: Builder | None = None
+
+    def builder(self, has_meta: bool) -> Builder | None:
+        """The builder for a search with (``has_meta``) or without meta-tasks."""
+        return self.build if has_meta or self.cold is None else self.cold
+
+
+REGISTRY: dict[str, Method] = {
+    "rm-gp-ucb": Method(uses_meta=True, robust=True, build=_rm_gp_ucb, cold=_gp_ucb),
+    "rm-gp-ts": Method(uses_meta=True, robust=True, build=_rm_gp_ts, cold=_thompson),
+    "gp-ucb": Method(uses_meta=False, robust=False, build=_gp_ucb),
+    "rgpe": Method(uses_meta=True, robust=False, build=_rgpe, cold=_gp_ucb),
+    "taf": Method(uses_meta=True, robust=False, build=_taf, cold=_gp_ucb),
+    # The meta-tasks' best inputs first (MetaBO's initial design), then GP-UCB.
+    "warm-start": Method(uses_meta=True, robust=False, build=_gp_ucb),
+    "random": Method(uses_meta=False, robust=False, build=None),
+}
+METHODS = tuple(REGISTRY)
+META_METHODS = tuple(name for name, m in REGISTRY.items() if m.uses_meta)
+ROBUST_METHODS = tuple(name for name, m in REGISTRY.items() if m.robust)
+
+
+def check_method(name: str) -> Method:
+    """The method called ``name``; ``ValueError`` naming the choices otherwise."""
+    if name not in REGISTRY:
+        raise ValueError(f"method must be one of {METHODS}, got {name!r}")
+    return REGISTRY[name]
+
+
+class MetaSamplePool:
+    """Pre-drawn RFF samples of each meta-task's GP, evaluated at the fixed candidates.
+
+    RM-GP-TS's meta branch combines one sample per meta-task with the meta-weights; drawing
+    from a fixed pool of ``ts_pool_size`` per task keeps that branch O(M n) per ``ask``.
+    """
+
+    def __init__(
+        self, meta: MetaTaskModels, fixed: Array, options: MetaBOOptions, seed: int
+    ) -> None:
+        rng = np.random.default_rng(seed)
+        self.posts = [
+            RFFPosterior(m, n_features=options.n_rff_features, rng=rng) for m in meta.models
+        ]
+        self.ws = np.stack(
+            [
+                p.sample_weights(rng, scale=options.tau, size=options.ts_pool_size)
+                for p in self.posts
+            ]
+        )  # (M, S, m)
+        self.vals = np.stack(
+            [p.evaluate(fixed, w) for p, w in zip(self.posts, self.ws, strict=True)]
+        )  # (M, n_fixed, S)
+        self.size = options.ts_pool_size
+
+    def draw(self, rng: np.random.Generator, weights: Array) -> acq.Acquisition:
+        """One sample per meta-task, combined with ``weights`` (negligible ones skipped)."""
+        pick = rng.integers(self.size, size=len(self.posts))
+        used = np.flatnonzero(weights > 1e-12 * weights.max())
+        fixed_vals = np.einsum("m,mn->n", weights[used], self.vals[used, :, pick[used]])
+        return acq.WeightedMetaSample(
+            [self.posts[i] for i in used], self.ws[used, pick[used]], weights[used], fixed_vals
+        )

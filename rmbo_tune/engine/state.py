@@ -1,0 +1,142 @@
+"""The engine's saved state: a plain, versioned dict (numbers, lists, strings), checked on load.
+
+A restored engine continues exactly as the saved one would have: same random stream, same
+fitted hyperparameters (nothing is refitted on load), same incrementally grown factor.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from rmbo_tune.engine.gp import GPHyperparameters
+from rmbo_tune.engine.options import VERSION_1_OPTIONS, MetaBOOptions
+from rmbo_tune.engine.types import Array
+
+if TYPE_CHECKING:
+    from rmbo_tune.engine.metabo import MetaBO
+
+STATE_VERSION = 2
+KEYS = (
+    "version",
+    "dim",
+    "method",
+    "options",
+    "meta_tasks",
+    "candidates",
+    "seeds",
+    "rng",
+    "X",
+    "y",
+    "pending",
+    "n_failed",
+    "target_hyper",
+    "weights",
+    "history",
+)
+
+
+def dump(engine: MetaBO) -> dict[str, Any]:
+    """The state of ``engine`` (see :meth:`MetaBO.state_dict`)."""
+    return {
+        "version": STATE_VERSION,
+        "dim": engine.dim,
+        "method": engine.method,
+        "options": dataclasses.asdict(engine.options),
+        "meta_tasks": [
+            {"X": X.tolist(), "y": y.tolist(), "hyper": h.to_dict()}
+            for (X, y), h in zip(engine._meta_data, engine._meta_hypers, strict=True)
+        ],
+        "candidates": None if engine.candidates is None else engine.candidates.tolist(),
+        "seeds": dict(engine._seeds),
+        "rng": engine.rng.bit_generator.state,
+        "X": engine.X.tolist(),
+        "y": engine.y.tolist(),
+        "pending": engine.pending.tolist(),
+        "n_failed": engine.n_failed,
+        "target_hyper": engine.target.hyper.to_dict(),
+        "factor_base": engine.target.factor_base,
+        "weights": engine.weight_state.state_dict(),
+        "history": [dict(r) for r in engine.history],
+    }
+
+
+def _points(value: Any, dim: int, what: str) -> Array:
+    X = np.asarray(value, dtype=np.float64)
+    if X.size == 0:
+        return X.reshape(0, dim)
+    if X.ndim != 2 or X.shape[1] != dim:
+        raise ValueError(f"MetaBO state: {what} must have shape (n, {dim}), got {X.shape}")
+    return X
+
+
+def _check(state: Mapping[str, Any]) -> tuple[int, Array, Array]:
+    if not isinstance(state, Mapping):
+        raise TypeError(f"MetaBO state must be a dict, got {type(state).__name__}")
+    missing = [k for k in KEYS if k not in state]
+    if missing:
+        raise ValueError(f"MetaBO state is missing keys {missing}")
+    version = state["version"]
+    if version not in (1, STATE_VERSION):
+        raise ValueError(f"unsupported MetaBO state version {version!r}; expected {STATE_VERSION}")
+    dim = int(state["dim"])
+    X = _points(state["X"], dim, "X")
+    y = np.asarray(state["y"], dtype=np.float64).reshape(-1)
+    if len(X) != len(y):
+        raise ValueError(f"MetaBO state: {len(X)} rows in X but {len(y)} values in y")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("MetaBO state: y contains NaN or inf")
+    return dim, X, y
+
+
+def load(
+    cls: type[MetaBO], state: Mapping[str, Any], project: Callable[[Array], Array] | None
+) -> MetaBO:
+    """Rebuild an engine (see :meth:`MetaBO.from_state_dict`).
+
+    Raises
+    ------
+    ValueError
+        If the state has an unknown version, misses keys or holds inconsistent arrays.
+    """
+    dim, X, y = _check(state)
+    options = dict(state["options"])
+    if state["version"] == 1:
+        # Written before these options existed: the behaviour of that engine.
+        options = {**VERSION_1_OPTIONS, **options}
+    tasks = [
+        (_points(t["X"], dim, "meta-task X"), np.asarray(t["y"], dtype=np.float64))
+        for t in state["meta_tasks"]
+    ]
+    cands = state["candidates"]
+    rng = np.random.default_rng()
+    rng.bit_generator.state = state["rng"]
+    # The constructor without its fits: the state holds every fitted hyperparameter.
+    engine = cls.__new__(cls)
+    engine._setup(
+        dim=dim,
+        method=state["method"],
+        options=MetaBOOptions(**options),
+        tasks=tasks,
+        hypers=[GPHyperparameters.from_dict(t["hyper"]) for t in state["meta_tasks"]],
+        candidates=None if cands is None else _points(cands, dim, "candidates"),
+        rng=rng,
+        seeds=dict(state["seeds"]),
+        project=project,
+    )
+    target = engine.target
+    for x, v in zip(X, y, strict=True):
+        target.add(x, float(v))
+    engine._pending = list(_points(state["pending"], dim, "pending"))
+    engine.n_failed = int(state["n_failed"])
+    target.hyper = GPHyperparameters.from_dict(state["target_hyper"])
+    # States written before the factor was grown incrementally: factorize all at once.
+    target.factor_base = int(state.get("factor_base", len(y)))
+    if not 0 <= target.factor_base <= len(y):
+        raise ValueError(f"MetaBO state: factor_base {target.factor_base} is not in [0, {len(y)}]")
+    engine.weight_state.load_state_dict(state["weights"])
+    engine.history = [dict(r) for r in state["history"]]
+    return engine

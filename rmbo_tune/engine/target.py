@@ -1,0 +1,207 @@
+"""The target task's GP: its observations, output scaling, hyperparameters and refit schedule.
+
+The GP's Cholesky factor over the observations (and its cross-covariances with a fixed set of
+cached points: candidates and, for the "bound" gap, the meta-tasks' inputs) is grown by one
+row per observation between hyperparameter refits (:class:`FixedPointFactor`), so that a
+``tell`` costs O(t^2) instead of O(t^3) most of the time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rmbo_tune.engine.gp import (
+    FixedPointFactor,
+    GPHyperparameters,
+    ScaledGP,
+    fit_hyperparameters,
+    normal_scores,
+    standardization,
+)
+from rmbo_tune.engine.options import MetaBOOptions
+from rmbo_tune.engine.priors import LogNormalPrior
+from rmbo_tune.engine.types import Array
+
+# Hyperparameters are refitted after every observation up to REFIT_ALWAYS_UNTIL, then once
+# the observations have grown by REFIT_GROWTH since the last refit; random restarts run when
+# a size RESTART_BASE * 2^k was passed. A fit costs O(t^3) per likelihood evaluation:
+# refitting at every step would dominate a long search.
+REFIT_ALWAYS_UNTIL = 20
+REFIT_GROWTH = 1.2
+RESTART_BASE = 10
+
+
+def initial_hyper(
+    meta_hypers: list[GPHyperparameters], dim: int, noise_floor: float
+) -> GPHyperparameters:
+    """The target's hyperparameters until its first fit.
+
+    With meta-tasks: their median length scales (how fast the response varies with each
+    parameter) but not their signal variance: the target's outputs are on a unit scale,
+    and a meta GP fitted to a smooth bowl runs its amplitude up to the bound, which would
+    make the target GP wildly uncertain away from its first points. Without: the defaults.
+    """
+    if not meta_hypers:
+        return GPHyperparameters.default(dim, noise_floor=noise_floor)
+    logs = np.array([h.to_theta() for h in meta_hypers])
+    median = GPHyperparameters.from_theta(np.median(logs, axis=0))
+    return GPHyperparameters(
+        median.lengthscales, 1.0, float(np.clip(median.noise_var, noise_floor, 0.1))
+    )
+
+
+class TargetModel:
+    """Observations of the target task and the GP fitted to them.
+
+    Parameters
+    ----------
+    dim : int
+    options : MetaBOOptions
+    hyper : GPHyperparameters
+        Hyperparameters until the first fit (the meta-tasks' median or neutral defaults).
+    prior : LogNormalPrior or None
+        Hyperparameter prior of the MAP fits (None: maximum likelihood).
+    meta_scale : (float, float) or None
+        Location and spread of the meta-tasks' outputs, borrowed by "shared" and (for the
+        first observations) "per-task" output scaling; None without meta-tasks.
+    cached_points : ndarray of shape (n_cached, dim)
+        Points at which the posterior is maintained incrementally; the first ``n_fixed``
+        are the candidates, the rest the meta-tasks' inputs.
+    n_fixed : int
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        options: MetaBOOptions,
+        *,
+        hyper: GPHyperparameters,
+        prior: LogNormalPrior | None,
+        meta_scale: tuple[float, float] | None,
+        cached_points: Array,
+        n_fixed: int,
+    ) -> None:
+        self.dim, self.options = dim, options
+        self.hyper, self.prior, self.meta_scale = hyper, prior, meta_scale
+        self.cached_points, self.n_fixed = cached_points, n_fixed
+        self.X_list: list[Array] = []
+        self.y_list: list[float] = []
+        # The factor is grown per observation between refits; it was last rebuilt from the
+        # first ``factor_base`` observations (kept in the state so that a restored engine
+        # grows the very same factor).
+        self.factor_base = 0
+        self._factor: FixedPointFactor | None = None
+        self._model: ScaledGP | None = None
+
+    # ------------------------------------------------------------------ data
+    @property
+    def X(self) -> Array:
+        """Observed inputs, shape (t, dim)."""
+        return np.array(self.X_list).reshape(-1, self.dim)
+
+    @property
+    def y(self) -> Array:
+        """Observed outputs as told, shape (t,)."""
+        return np.array(self.y_list, dtype=np.float64)
+
+    def add(self, x: Array, y: float) -> None:
+        """Record one observation (the model is refreshed lazily)."""
+        self.X_list.append(x)
+        self.y_list.append(y)
+        self._model = None
+
+    def borrows_meta_scale(self) -> bool:
+        """Whether the outputs are put on the meta-tasks' scale instead of their own.
+
+        The target's own mean and spread are meaningless for its first few observations,
+        which cluster near one optimum when the meta-tasks guide the search: standardizing
+        by them makes the GP overconfident away from the cluster. "per-task" scaling borrows
+        the meta-tasks' scale until ``min_fit_observations``; "shared" always does.
+        """
+        if self.meta_scale is None or self.options.output_scaling == "rank":
+            return False
+        return (
+            self.options.output_scaling == "shared"
+            or len(self.y_list) < self.options.min_fit_observations
+        )
+
+    def scaled_y(self) -> Array:
+        """Outputs on the GP's scale (warped and standardized, or on the meta-tasks')."""
+        y = self.y
+        if self.borrows_meta_scale():
+            assert self.meta_scale is not None
+            c, a = self.meta_scale
+            return (y - c) / a  # the meta-tasks' scale: no warp of its own
+        if self.options.target_warp == "rank" and len(y) > 2:
+            y = normal_scores(y)
+        loc, scale = standardization(y)
+        return (y - loc) / scale
+
+    def _standardization(self, yc: Array) -> tuple[float, float]:
+        return (0.0, 1.0) if self.borrows_meta_scale() else standardization(yc)
+
+    # ------------------------------------------------------------------ GP
+    def _grown_factor(self, with_meta_inputs: bool) -> FixedPointFactor:
+        n_points = len(self.cached_points) if with_meta_inputs else self.n_fixed
+        f = self._factor
+        if f is None:
+            f = FixedPointFactor(
+                self.X[: self.factor_base],
+                self.cached_points[:n_points],
+                self.hyper,
+                kind=self.options.kernel,
+            )
+        f.keep_points(n_points)
+        for x in self.X_list[f.n_obs :]:
+            f.append(x)
+        self._factor = f
+        return f
+
+    def model(self, with_meta_inputs: bool = False) -> ScaledGP:
+        """The GP of the observations, with its output map."""
+        if self._model is None:
+            yc = self.scaled_y()
+            loc, scale = self._standardization(yc)
+            gp = self._grown_factor(with_meta_inputs).gp((yc - loc) / scale)
+            self._model = ScaledGP(gp, loc, scale)
+        return self._model
+
+    def posterior(
+        self, pending: Array | None, *, with_meta_inputs: bool
+    ) -> tuple[Array, Array, ScaledGP]:
+        """Mean and std at the cached points (on the scale of :meth:`scaled_y`) and the GP,
+        with the ``pending`` points hallucinated at their posterior mean.
+
+        ``with_meta_inputs`` False drops the meta-tasks' inputs from the cached points (once
+        no gaps are computed any more).
+        """
+        model = self.model(with_meta_inputs)
+        factor = self._grown_factor(with_meta_inputs)
+        mu, sigma, gp = factor.predict(model.gp, pending)
+        return (
+            model.loc + model.scale * mu,
+            model.scale * sigma,
+            ScaledGP(gp, model.loc, model.scale),
+        )
+
+    def refit(self, rng: np.random.Generator) -> None:
+        """Refit the hyperparameters if the schedule says so (after each observation)."""
+        t, base, opt = len(self.y_list), self.factor_base, self.options
+        self._model = None
+        if t < opt.min_fit_observations or (t > REFIT_ALWAYS_UNTIL and t < REFIT_GROWTH * base):
+            return
+        yc = self.scaled_y()
+        loc, scale = self._standardization(yc)
+        size = RESTART_BASE * 2 ** int(np.log2(t / RESTART_BASE)) if t >= RESTART_BASE else None
+        full = t == opt.min_fit_observations or (size is not None and base < size)
+        self.hyper = fit_hyperparameters(
+            self.X,
+            (yc - loc) / scale,
+            kind=opt.kernel,
+            rng=rng,
+            n_restarts=opt.n_restarts if full else 0,
+            init=self.hyper,
+            noise_floor=opt.noise_floor,
+            prior=self.prior,
+        )
+        self._factor, self.factor_base = None, t

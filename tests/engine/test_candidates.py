@@ -1,0 +1,58 @@
+"""Where the engine looks: input checks, the fixed set, initial, random and probe points."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rmbo_tune.engine import SearchSpaceExhausted
+from rmbo_tune.engine import candidates as cand
+from rmbo_tune.engine.optimize import identity
+
+
+def test_points_outside_the_cube_are_refused_and_rounding_is_clipped() -> None:
+    with pytest.raises(ValueError, match=r"unit cube \[0, 1\]\^2; found values in \[0, 1.5\]"):
+        cand.as_points([[0.0, 1.5]], 2, "X")
+    np.testing.assert_array_equal(cand.as_points([[-1e-12, 1 + 1e-12]], 2, "X"), [[0.0, 1.0]])
+    with pytest.raises(ValueError, match=r"X must have shape \(n, 2\)"):
+        cand.as_points([0.1, 0.2], 2, "X")
+
+
+def test_meta_task_errors_name_the_task_and_rows() -> None:
+    X = np.full((3, 1), 0.5)
+    with pytest.raises(ValueError, match=r"meta_tasks\[1\] y contains NaN or inf at rows \[2\]"):
+        cand.check_meta_tasks([(X, np.zeros(3)), (X, [0.0, 1.0, np.inf])], 1)
+    with pytest.raises(ValueError, match=r"meta_tasks\[0\] must be an \(X, y\) pair"):
+        cand.check_meta_tasks([5], 1)
+
+
+def test_fixed_candidates_include_each_meta_tasks_best_inputs() -> None:
+    rng = np.random.default_rng(0)
+    tasks = [(rng.random((20, 3)), rng.standard_normal(20)) for _ in range(2)]
+    fixed = cand.fixed_candidates(3, 64, 0, tasks, identity)
+    for X, y in tasks:
+        for row in X[np.argsort(-y)[:3]]:
+            assert np.any(np.all(fixed == row, axis=1))
+    assert len(fixed) == len(np.unique(fixed, axis=0))
+
+
+def test_initial_point_takes_the_nearest_free_candidate() -> None:
+    cands = np.array([[0.0], [0.4], [0.5], [1.0]])
+    design = np.array([[0.45]])
+    got = cand.initial_point(0, None, design, np.array([[0.4]]), 1e-9, cands, identity)
+    np.testing.assert_array_equal(got, [0.5])
+
+
+def test_random_point_raises_once_every_candidate_is_used() -> None:
+    cands = np.array([[0.2], [0.8]])
+    rng = np.random.default_rng(0)
+    assert cand.random_point(rng, 1, cands[:1], 1e-9, cands, identity)[0] == 0.8
+    with pytest.raises(SearchSpaceExhausted, match="all 2 candidates"):
+        cand.random_point(rng, 1, cands, 1e-9, cands, identity)
+
+
+def test_lowest_skips_excluded_points() -> None:
+    pts = np.array([[0.1], [0.2], [0.3]])
+    score = np.array([0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(cand.lowest(pts, score, pts[:1], 1e-9), [0.2])
+    assert cand.lowest(pts, score, pts, 1e-9) is None

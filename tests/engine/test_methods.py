@@ -1,0 +1,69 @@
+"""The method registry: the one list of method names and what each one builds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rmbo_tune.engine import MetaBO, methods
+
+
+def test_name_lists_derive_from_the_registry() -> None:
+    assert methods.METHODS == tuple(methods.REGISTRY)
+    assert set(methods.ROBUST_METHODS) == {"rm-gp-ucb", "rm-gp-ts"}
+    assert set(methods.ROBUST_METHODS) <= set(methods.META_METHODS)
+    assert "gp-ucb" not in methods.META_METHODS and "random" not in methods.META_METHODS
+
+
+def test_unknown_method_names_the_choices() -> None:
+    with pytest.raises(ValueError, match=r"method must be one of .*'rm-gp-ucb'.*got 'ucb'"):
+        methods.check_method("ucb")
+
+
+def test_meta_methods_without_meta_tasks_fall_back_to_their_cold_form() -> None:
+    reg = methods.REGISTRY
+    assert reg["rm-gp-ucb"].builder(False) is reg["gp-ucb"].builder(False)
+    assert reg["rgpe"].builder(False) is reg["gp-ucb"].builder(True)
+    assert reg["rm-gp-ts"].builder(False) is not reg["rm-gp-ts"].builder(True)
+    assert reg["random"].builder(True) is None
+
+
+@pytest.mark.parametrize(
+    ("method", "branches"),
+    [
+        ("rm-gp-ucb", {"combined"}),
+        ("rgpe", {"ensemble"}),
+        ("taf", {"ensemble"}),
+        ("gp-ucb", {"target"}),
+        ("random", {"random"}),
+    ],
+)
+def test_each_method_builds_its_own_acquisition(method, branches) -> None:
+    rng = np.random.default_rng(0)
+    X = rng.random((12, 2))
+    opt = MetaBO(2, [(X, -((X - 0.3) ** 2).sum(1))], method, seed=0, n_initial=0, probe=False)
+    for _ in range(3):
+        x = opt.ask()
+        opt.tell(x, float(-((x - 0.3) ** 2).sum()))
+    assert {r["branch"] for r in opt.history} == branches
+
+
+def test_rm_gp_ts_draws_from_the_meta_tasks_with_probability_nu() -> None:
+    rng = np.random.default_rng(1)
+    X = rng.random((12, 2))
+    opt = MetaBO(2, [(X, X.sum(1))], "rm-gp-ts", seed=0, probe=False, r=0.95)
+    for _ in range(8):
+        x = opt.ask()
+        opt.tell(x, float(x.sum()))
+    branches = [r["branch"] for r in opt.history]
+    assert branches[0] == "meta"  # nu = 1
+    assert set(branches) <= {"meta", "target"}
+
+
+def test_meta_sample_pool_skips_negligible_weights() -> None:
+    rng = np.random.default_rng(2)
+    tasks = [(rng.random((10, 2)), rng.standard_normal(10)) for _ in range(3)]
+    opt = MetaBO(2, tasks, "rm-gp-ts", seed=0)
+    pool = methods.MetaSamplePool(opt.meta, opt._fixed, opt.options, seed=0)
+    sample = pool.draw(np.random.default_rng(0), np.array([0.5, 0.5, 0.0]))
+    assert sample.W.shape[0] == 2

@@ -1,0 +1,78 @@
+"""The engine's saved state: plain data, checked on load with errors that name the problem."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from rmbo_tune.engine import MetaBO
+from rmbo_tune.engine import state as st
+
+
+def _engine(n_obs: int = 6) -> MetaBO:
+    rng = np.random.default_rng(0)
+    opt = MetaBO(2, [(rng.random((10, 2)), rng.standard_normal(10))], seed=1)
+    for _ in range(n_obs):
+        x = opt.ask()
+        opt.tell(x, float(-np.sum((x - 0.4) ** 2)))
+    return opt
+
+
+def test_dump_is_plain_json_data_with_every_key() -> None:
+    saved = st.dump(_engine())
+    assert set(st.KEYS) <= set(saved)
+    assert json.loads(json.dumps(saved)) == saved
+    assert saved["version"] == st.STATE_VERSION
+
+
+@pytest.mark.parametrize("bad", [{}, {"version": 2}])
+def test_missing_keys_are_named(bad) -> None:
+    with pytest.raises(ValueError, match=r"missing keys .*'dim'"):
+        MetaBO.from_state_dict(bad)
+
+
+def test_not_a_dict_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="must be a dict, got list"):
+        MetaBO.from_state_dict([1, 2])  # type: ignore[arg-type]
+
+
+def test_unknown_version_is_refused() -> None:
+    saved = st.dump(_engine())
+    saved["version"] = 99  # every key present, the version unknown
+    with pytest.raises(ValueError, match="unsupported MetaBO state version 99"):
+        MetaBO.from_state_dict(saved)
+
+
+def test_emptied_observations_are_refused_at_load() -> None:
+    saved = st.dump(_engine())
+    saved["X"] = []
+    with pytest.raises(ValueError, match="0 rows in X but 6 values in y"):
+        MetaBO.from_state_dict(saved)
+
+
+def test_wrong_width_and_non_finite_values_are_refused() -> None:
+    saved = st.dump(_engine())
+    saved["X"] = [[*row, 0.5] for row in saved["X"]]
+    with pytest.raises(ValueError, match=r"X must have shape \(n, 2\), got \(6, 3\)"):
+        MetaBO.from_state_dict(saved)
+    saved = st.dump(_engine())
+    saved["y"][2] = float("nan")
+    with pytest.raises(ValueError, match="y contains NaN"):
+        MetaBO.from_state_dict(saved)
+
+
+def test_factor_base_beyond_the_observations_is_refused() -> None:
+    saved = st.dump(_engine())
+    saved["factor_base"] = 7
+    with pytest.raises(ValueError, match=r"factor_base 7 is not in \[0, 6\]"):
+        MetaBO.from_state_dict(saved)
+
+
+def test_load_refits_nothing() -> None:
+    opt = _engine(8)
+    twin = st.load(MetaBO, st.dump(opt), None)
+    assert twin.target.hyper.to_dict() == opt.target.hyper.to_dict()
+    assert [h.to_dict() for h in twin._meta_hypers] == [h.to_dict() for h in opt._meta_hypers]
+    np.testing.assert_array_equal(twin.ask(), opt.ask())

@@ -1,0 +1,89 @@
+"""The target GP: output scaling, the refit schedule, the prior hyperparameters."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rmbo_tune.engine.gp import GPHyperparameters
+from rmbo_tune.engine.options import MetaBOOptions
+from rmbo_tune.engine.target import (
+    REFIT_ALWAYS_UNTIL,
+    TargetModel,
+    initial_hyper,
+)
+
+
+def _model(meta_scale=None, **options) -> TargetModel:
+    opt = MetaBOOptions.from_kwargs(options)
+    return TargetModel(
+        2,
+        opt,
+        hyper=GPHyperparameters.default(2, noise_floor=opt.noise_floor),
+        prior=None,
+        meta_scale=meta_scale,
+        cached_points=np.random.default_rng(0).random((16, 2)),
+        n_fixed=16,
+    )
+
+
+def _fill(model: TargetModel, n: int, rng: np.random.Generator, refit: bool = True) -> list[int]:
+    bases = []
+    for _ in range(n):
+        x = rng.random(2)
+        model.add(x, float(np.sin(4 * x).sum()))
+        if refit:
+            model.refit(rng)
+        bases.append(model.factor_base)
+    return bases
+
+
+def test_refit_after_every_observation_then_after_20_percent_growth() -> None:
+    rng = np.random.default_rng(0)
+    model = _model()
+    bases = _fill(model, 36, rng)
+    first = model.options.min_fit_observations
+    fitted_at = sorted({b for b in bases if b})
+    assert fitted_at == [*range(first, REFIT_ALWAYS_UNTIL + 1), 24, 29, 35]
+
+
+def test_rank_warp_makes_outliers_harmless() -> None:
+    m = _model()
+    for i, v in enumerate([0.0, 1.0, 2.0, 1e9]):
+        m.add(np.array([i / 4, 0.5]), v)
+    z = m.scaled_y()
+    assert np.all(np.diff(z) > 0) and np.abs(z).max() < 2
+    m_none = _model(target_warp="none")
+    for i, v in enumerate([0.0, 1.0, 2.0, 1e9]):
+        m_none.add(np.array([i / 4, 0.5]), v)
+    assert np.ptp(m_none.scaled_y()[:3]) < 1e-6  # the outlier swallows the rest
+
+
+def test_shared_scaling_borrows_the_meta_tasks_scale() -> None:
+    m = _model(meta_scale=(10.0, 2.0), output_scaling="shared")
+    m.add(np.array([0.1, 0.1]), 12.0)
+    m.add(np.array([0.9, 0.9]), 14.0)
+    assert m.borrows_meta_scale()
+    np.testing.assert_allclose(m.scaled_y(), [1.0, 2.0])
+    assert not _model(meta_scale=(10.0, 2.0)).borrows_meta_scale()  # "rank": its own scale
+
+
+def test_posterior_hallucinates_pending_points() -> None:
+    rng = np.random.default_rng(3)
+    m = _model()
+    _fill(m, 6, rng)
+    mu, sigma, _ = m.posterior(None, with_meta_inputs=False)
+    p = m.cached_points[:1]
+    mu_p, sigma_p, _ = m.posterior(p, with_meta_inputs=False)
+    assert sigma_p[0] < 0.5 * sigma[0]
+    np.testing.assert_allclose(mu_p[0], mu[0], atol=1e-8)
+
+
+def test_initial_hyper_takes_the_median_meta_length_scales_but_unit_signal() -> None:
+    hypers = [GPHyperparameters(np.array([0.1 * k, 1.0]), 9.0, 1e-3) for k in (1, 2, 3)]
+    h = initial_hyper(hypers, 2, 1e-6)
+    np.testing.assert_allclose(h.lengthscales, [0.2, 1.0])
+    assert h.signal_var == 1.0
+    assert h.noise_var == pytest.approx(1e-3)
+    default = initial_hyper([], 2, 1e-6)
+    assert default.to_dict() == GPHyperparameters.default(2, noise_floor=1e-6).to_dict()
