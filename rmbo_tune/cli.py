@@ -48,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     args, rest = parser.parse_known_args(argv)
     if args.command == "demo":
-        from rmbo_tune import demo
+        from rmbo_tune.bench import demo
 
         demo.main(rest)
         return 0

@@ -16,7 +16,33 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from rmbo_tune.bench.report import best_so_far
+import numpy as np
+
+from rmbo_tune.engine.types import Array
+
+
+def best_so_far(values: Sequence[float], mode: str) -> Array:
+    """Best value after each trial; non-finite values (failed trials) never count as best.
+
+    Parameters
+    ----------
+    values : sequence of float
+        Metric of each trial in order (NaN for a trial without a result).
+    mode : {"max", "min"}
+        Direction of the metric.
+
+    Returns
+    -------
+    numpy.ndarray
+        Same length as ``values``; NaN until the first finite value.
+    """
+    if mode not in ("max", "min"):
+        raise ValueError(f"mode must be 'max' or 'min', got {mode!r}")
+    v = np.asarray(values, dtype=np.float64)
+    signed = np.where(np.isfinite(v), v if mode == "max" else -v, -np.inf)
+    best = np.maximum.accumulate(signed) if len(v) else signed
+    out = best if mode == "max" else -best
+    return np.where(np.isfinite(best), out, np.nan)
 
 
 def final_metrics(results: Iterable[Any], metric: str) -> dict[str, float]:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 
+import numpy as np
+import pytest
+
+from rmbo_tune import diagnostics
 from rmbo_tune.diagnostics import final_metrics, trace_lines
 
 
@@ -40,3 +45,13 @@ def test_trace_lines_in_suggestion_order_with_best_so_far() -> None:
     )
     assert grouped[0].endswith("best=0.4000  nu=1.000  near=0.50, far=0.50")
     assert "best=0.4000" in grouped[1]  # max mode keeps the larger value
+
+
+def test_best_so_far_respects_mode_and_skips_failures() -> None:
+    np.testing.assert_array_equal(diagnostics.best_so_far([3, 1, 2, 0.5], "min"), [3, 1, 1, 0.5])
+    np.testing.assert_array_equal(diagnostics.best_so_far([1, 3, 2, 4], "max"), [1, 3, 3, 4])
+    out = diagnostics.best_so_far([math.nan, 2.0, math.inf, 1.0], "min")
+    assert math.isnan(out[0])
+    np.testing.assert_array_equal(out[1:], [2.0, 2.0, 1.0])
+    with pytest.raises(ValueError, match="mode"):
+        diagnostics.best_so_far([1.0], "minimize")

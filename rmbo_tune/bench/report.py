@@ -36,30 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from rmbo_tune.diagnostics import best_so_far
 from rmbo_tune.engine.types import Array
-
-
-def best_so_far(values: Sequence[float], mode: str) -> Array:
-    """Best value after each trial; non-finite values (failed trials) never count as best.
-
-    Parameters
-    ----------
-    values : sequence of float
-        Metric of each trial in order (NaN for a trial without a result).
-    mode : {"max", "min"}
-        Direction of the metric.
-
-    Returns
-    -------
-    numpy.ndarray
-        Same length as ``values``; NaN until the first finite value.
-    """
-    _check_mode(mode)
-    v = np.asarray(values, dtype=np.float64)
-    signed = np.where(np.isfinite(v), v if mode == "max" else -v, -np.inf)
-    best = np.maximum.accumulate(signed) if len(v) else signed
-    out = best if mode == "max" else -best
-    return np.where(np.isfinite(best), out, np.nan)
 
 
 def _check_mode(mode: str) -> None:

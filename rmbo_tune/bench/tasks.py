@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from rmbo_tune.bench import report
+from rmbo_tune.bench.console import ray_logs_to_file
 from rmbo_tune.bench.options import add_option_argument, parse_options
 from rmbo_tune.bench.search_algs import METHODS, optuna_available
 from rmbo_tune.bench.tune_runner import SOURCES, run_benchmark
@@ -275,22 +276,25 @@ def main(argv: Sequence[str] | None = None, *, task_name: str | None = None) -> 
     out = Path(a.out or os.path.join("bench-results", name))
     import ray
 
-    if not ray.is_initialized():
-        ray.init(num_cpus=a.num_cpus, include_dashboard=False, log_to_driver=False)
     t0 = time.perf_counter()
-    doc = run_benchmark(
-        task,
-        methods=a.methods or default_methods(),
-        seeds=range(a.seeds),
-        budget=budget,
-        out_dir=out,
-        meta_samples=a.meta_samples or meta_samples,
-        source=a.source,
-        options=options,
-    )
+    # Progress lines on the terminal; Ray's own logs in <out>/ray.log.
+    with ray_logs_to_file(out / "ray.log") as log_path:
+        if not ray.is_initialized():
+            ray.init(num_cpus=a.num_cpus, include_dashboard=False, log_to_driver=False)
+        doc = run_benchmark(
+            task,
+            methods=a.methods or default_methods(),
+            seeds=range(a.seeds),
+            budget=budget,
+            out_dir=out,
+            meta_samples=a.meta_samples or meta_samples,
+            source=a.source,
+            options=options,
+        )
     files = report.write_outputs(doc, out, horizons)
     print(report.summary_markdown(doc, horizons))
     print(
-        f"\n{name}: {time.perf_counter() - t0:.0f} s; wrote " + ", ".join(map(str, files.values()))
+        f"\n{name}: {time.perf_counter() - t0:.0f} s; wrote "
+        + ", ".join(map(str, [*files.values(), log_path]))
     )
     return doc

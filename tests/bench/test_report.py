@@ -21,16 +21,6 @@ def _doc(optimum=None, **runs) -> dict:
     }
 
 
-def test_best_so_far_respects_mode_and_skips_failures() -> None:
-    np.testing.assert_array_equal(report.best_so_far([3, 1, 2, 0.5], "min"), [3, 1, 1, 0.5])
-    np.testing.assert_array_equal(report.best_so_far([1, 3, 2, 4], "max"), [1, 3, 3, 4])
-    out = report.best_so_far([math.nan, 2.0, math.inf, 1.0], "min")
-    assert math.isnan(out[0])
-    np.testing.assert_array_equal(out[1:], [2.0, 2.0, 1.0])
-    with pytest.raises(ValueError, match="mode"):
-        report.best_so_far([1.0], "minimize")
-
-
 def test_summarize_mean_and_standard_error() -> None:
     doc = _doc(
         a=[

@@ -10,19 +10,22 @@
    after k trials, mean ± standard error over seeds, and PNG plots of the best-so-far curves and
    of the meta-weight RM-GP-UCB gave each earlier experiment over time.
 
-Needs gymnasium and matplotlib (``pip install -e ".[demo]"``). About 2 minutes on 2 cores.
+The terminal shows one progress bar per phase and the results; Ray's own log lines go to
+``<out>/ray.log``. Needs gymnasium and matplotlib (``pip install -e ".[demo]"``).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from rmbo_tune.bench import report
+from rmbo_tune.bench.console import Progress, ray_logs_to_file
 from rmbo_tune.bench.tasks import cartpole_task
 from rmbo_tune.bench.tune_runner import run_benchmark
 
@@ -84,18 +87,33 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         + ", ".join(LABELS[m] for m in METHODS),
         flush=True,
     )
-    if not ray.is_initialized():
-        ray.init(num_cpus=a.num_cpus, include_dashboard=False, log_to_driver=False)
+    task = cartpole_task()
+    bars: dict[str, Progress] = {}
+
+    def progress(line: str) -> None:
+        # run_benchmark reports each finished meta-task experiment and each finished search.
+        if m := re.match(r"\s*meta-task (\S+):", line):
+            if "meta" not in bars:
+                bars["meta"] = Progress("earlier experiments", len(task.meta_tasks))
+            bars["meta"].step(m.group(1))
+        elif m := re.search(r"\]\s+(\S+) seed (\d+): best \S+ (\S+)", line):
+            if "runs" not in bars:
+                bars["runs"] = Progress("target searches     ", len(METHODS) * a.seeds)
+            bars["runs"].step(f"{m.group(1)} seed {m.group(2)}: best {m.group(3)}")
+
     t0 = time.perf_counter()
-    doc = run_benchmark(
-        cartpole_task(),
-        methods=METHODS,
-        seeds=range(a.seeds),
-        budget=a.budget,
-        out_dir=out,
-        meta_samples=a.meta_samples,
-        progress=lambda line: print(line, flush=True),
-    )
+    with ray_logs_to_file(out / "ray.log") as log_path:
+        if not ray.is_initialized():
+            ray.init(num_cpus=a.num_cpus, include_dashboard=False, log_to_driver=False)
+        doc = run_benchmark(
+            task,
+            methods=METHODS,
+            seeds=range(a.seeds),
+            budget=a.budget,
+            out_dir=out,
+            meta_samples=a.meta_samples,
+            progress=progress,
+        )
     horizons = sorted({h for h in (1, 3, 5, 10, 20, 30) if h <= a.budget} | {a.budget})
     files = report.write_outputs(doc, out, horizons)
     rows = {r["method"]: r for r in report.summarize(doc, horizons)}
@@ -119,6 +137,6 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             + ", ".join(f"{n} {w:.2f}" for n, w in top)
         )
     print(f"\ndone in {time.perf_counter() - t0:.0f} s; wrote:")
-    for path in files.values():
+    for path in [*files.values(), log_path]:
         print(f"  {path}")
     return doc
