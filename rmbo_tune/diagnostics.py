@@ -1,7 +1,10 @@
-"""Read a finished search back in suggestion order: metric, best so far, nu and meta-weights.
+"""A search's diagnostics: the suggestion history file, and a finished search read back in
+suggestion order (metric, best so far, nu and meta-weights).
 
 ``RMBOSearcher.history`` has one record per suggestion (trial id, nu, meta-weights by task
-name); a ``ResultGrid`` has each trial's final metric. :func:`trace_lines` joins the two::
+name); :func:`write_history` writes it, with the search's metric, mode, meta-task names and
+counts, to :data:`HISTORY_FILE` beside each searcher checkpoint. A ``ResultGrid`` has each
+trial's final metric. :func:`trace_lines` joins the two::
 
     grid = tuner.fit()
     for line in trace_lines(searcher.history, final_metrics(grid, "val_error"),
@@ -13,12 +16,79 @@ prints ``  1  val_error=0.1234  best=0.1234  nu=1.000  svhn=0.50, cifar10=0.50``
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from rmbo_tune.engine.types import Array
+
+HISTORY_FILE = "rmbo_history.json"
+
+
+def write_history(
+    path: str | os.PathLike,
+    history: Sequence[Mapping[str, Any]],
+    *,
+    metric: str | None,
+    mode: str | None,
+    meta_tasks: Sequence[str],
+    counts: Mapping[str, int],
+) -> None:
+    """Write a search's suggestion history as JSON, replacing ``path`` atomically.
+
+    The file holds one object: ``metric``, ``mode``, ``meta_tasks``, ``counts`` and
+    ``suggestions`` (the records, one per line, so that the file reads well).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write (a temporary file beside it is renamed onto it).
+    history : sequence of mapping
+        ``RMBOSearcher.history``: JSON-safe records, one per suggestion.
+    metric, mode : str or None
+        The search's metric and direction.
+    meta_tasks : sequence of str
+        Names of the meta-tasks the search uses, in the order of the engine's weights.
+    counts : mapping of str to int
+        The searcher's counts (observed, errored, ...).
+    """
+    path = os.fspath(path)
+    tmp = path + ".tmp"
+    header = json.dumps(
+        {"metric": metric, "mode": mode, "meta_tasks": list(meta_tasks), "counts": dict(counts)}
+    )
+    with open(tmp, "w") as fh:
+        # One suggestion per line, each encoded by json.dumps (its one-shot encoder runs in C).
+        fh.write(header[:-1] + ', "suggestions": [\n')
+        fh.write(",\n".join(json.dumps(r) for r in history))
+        fh.write("\n]}\n")
+    os.replace(tmp, path)
+
+
+def name_by_task(record: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    """Key a suggestion record's per-meta-task lists (``weights``, ``gaps``) by task name.
+
+    Parameters
+    ----------
+    record : dict
+        One record of the engine's history; changed in place.
+    names : sequence of str
+        The meta-tasks' names, in the engine's order; lists of another length are left as
+        they are.
+
+    Returns
+    -------
+    dict
+        ``record``.
+    """
+    for key in ("weights", "gaps"):
+        vals = record.get(key)
+        if isinstance(vals, list) and len(vals) == len(names):
+            record[key] = dict(zip(names, vals, strict=True))
+    return record
 
 
 def best_so_far(values: Sequence[float], mode: str) -> Array:

@@ -6,6 +6,7 @@ A thin adapter: Tune configs are encoded into the unit cube (:mod:`rmbo_tune.spa
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
@@ -16,18 +17,20 @@ from typing import Any, TypeVar
 
 import numpy as np
 from ray.tune.search import Searcher
-from ray.tune.search.sample import Domain
 from threadpoolctl import ThreadpoolController
 
+from rmbo_tune.diagnostics import HISTORY_FILE, name_by_task, write_history
 from rmbo_tune.engine import MetaBO, MetaBOOptions, SearchSpaceExhausted
 from rmbo_tune.engine.methods import METHODS
 from rmbo_tune.exceptions import OutOfSpaceError
-from rmbo_tune.space import Dimension, SearchSpace, flatten, unflatten
+from rmbo_tune.meta_tasks._compact import PendingMetaTasks
+from rmbo_tune.space import SearchSpace, flatten, has_domains
+from rmbo_tune.space_codec import config_to_json, space_from_json, space_to_json
 
 logger = logging.getLogger(__name__)
 
 STATE_VERSION = 1
-HISTORY_FILE = "rmbo_history.json"
+_COUNTS = ("observed", "errored", "non_finite", "missing_metric", "added", "dropped_meta_configs")
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _BLAS: ThreadpoolController | None = None
@@ -50,59 +53,6 @@ def _one_blas_thread(method: _F) -> _F:
             return method(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
-
-
-class _MetaSource:
-    """A meta-task kept compactly until the search space is known: its name, configs as
-    columns (numpy arrays where numeric) and values in the target's mode."""
-
-    def __init__(
-        self,
-        name: str,
-        configs: Sequence[Mapping],
-        values: Sequence[float],
-        mode: str | None = None,
-    ) -> None:
-        if len(configs) != len(values):
-            raise ValueError(
-                f"meta-task {name!r}: {len(configs)} configs but {len(values)} values"
-            )
-        self.name, self.mode = name, mode  # mode None: the target's
-        flat = [flatten(c) for c in configs]
-        self.n = len(flat)
-        self.columns: dict[tuple, Any] = {}
-        for k in sorted({k for f in flat for k in f}):
-            col = [f.get(k, _MISSING) for f in flat]
-            if all(type(v) is int for v in col):
-                self.columns[k] = np.asarray(col, dtype=np.int64)
-            elif all(type(v) in (int, float) for v in col):
-                self.columns[k] = np.asarray(col, dtype=np.float64)
-            else:
-                self.columns[k] = col
-        self.values = np.asarray(values, dtype=np.float64)
-
-    def configs(self) -> list[dict]:
-        """The configs back as flat dicts."""
-        out = []
-        for i in range(self.n):
-            cfg = {}
-            for k, col in self.columns.items():
-                v = col[i]
-                if v is not _MISSING:
-                    cfg[k] = v.item() if isinstance(v, np.generic) else v
-            out.append(cfg)
-        return out
-
-
-class _Missing:
-    def __repr__(self) -> str:
-        return "<missing>"
-
-    def __reduce__(self) -> str:
-        return "_MISSING"
-
-
-_MISSING = _Missing()
 
 
 class RMBOSearcher(Searcher):
@@ -165,62 +115,40 @@ class RMBOSearcher(Searcher):
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
         if seed is not None and (not isinstance(seed, int | np.integer) or isinstance(seed, bool)):
             raise ValueError(f"seed must be an integer or None, got {seed!r}")
-        MetaBOOptions.from_kwargs(options)  # validate early, name unknown options
+        engine_options = MetaBOOptions.from_kwargs(options)  # names unknown options
         super().__init__(metric=metric, mode=mode)
-        self._method, self._seed, self._options = method, seed, dict(options)
-        self._space: SearchSpace | None = None
-        if space:
-            self._space = SearchSpace.from_tune(space)
-        if meta_scope not in ("best", "last"):
-            raise ValueError(f"meta_scope must be 'best' or 'last', got {meta_scope!r}")
-        self._meta_sources, self._meta_deferred = _split_meta_tasks(meta_tasks)
-        self._meta_load_options = {"scope": meta_scope, "metric_map": meta_metric_map}
+        self._method, self._seed, self._options = method, seed, engine_options
+        self._space = SearchSpace.from_tune(space) if space else None
+        self._meta = PendingMetaTasks(meta_tasks, meta_scope, meta_metric_map)
         self._task_names: list[str] = []
         self._points = [dict(p) for p in points_to_evaluate or []]
-        if evaluated_rewards is not None:
-            if len(evaluated_rewards) != len(self._points):
-                raise ValueError(
-                    f"evaluated_rewards has {len(evaluated_rewards)} values for "
-                    f"{len(self._points)} points_to_evaluate"
-                )
-            self._rewards: list[float] | None = [float(r) for r in evaluated_rewards]
-        else:
-            self._rewards = None
+        if evaluated_rewards is not None and len(evaluated_rewards) != len(self._points):
+            raise ValueError(
+                f"evaluated_rewards has {len(evaluated_rewards)} values for "
+                f"{len(self._points)} points_to_evaluate"
+            )
+        self._rewards = None if evaluated_rewards is None else list(map(float, evaluated_rewards))
         self._max_concurrent: int | None = None
         self._engine: MetaBO | None = None
         self._live: dict[str, list[float]] = {}
         self._observed: set[str] = set()
         self._history: list[dict] = []
-        self.counts = {
-            "observed": 0,
-            "errored": 0,
-            "non_finite": 0,
-            "missing_metric": 0,
-            "added": 0,
-            "dropped_meta_configs": 0,
-        }
+        self.counts = dict.fromkeys(_COUNTS, 0)
 
-    # ----------------------------------------------------------------- Tune protocol
     def set_search_properties(
         self, metric: str | None, mode: str | None, config: dict, **spec: Any
     ) -> bool:
         """Called by Tune with ``TuneConfig``'s metric/mode and the ``param_space``."""
-        if (
-            self._space is not None
-            and config
-            and any(_has_domain(v) for v in flatten(config).values())
-        ):
+        if self._space is not None and config and has_domains(config):
             return False  # a space given twice: Tune raises a clear error for this
         if self._engine is not None:
             return False
         if config and self._space is None:
             self._space = SearchSpace.from_tune(config)
-        if metric:
-            self._metric = metric
-        if mode:
-            if mode not in ("min", "max"):
-                raise ValueError(f"mode must be 'min' or 'max', got {mode!r}")
-            self._mode = mode
+        self._metric = metric or self._metric
+        if mode and mode not in ("min", "max"):
+            raise ValueError(f"mode must be 'min' or 'max', got {mode!r}")
+        self._mode = mode or self._mode
         return True
 
     def set_max_concurrency(self, max_concurrent: int) -> bool:
@@ -235,8 +163,7 @@ class RMBOSearcher(Searcher):
         if self._max_concurrent and len(self._live) >= self._max_concurrent:
             return None
         if self._points:
-            config = self._points.pop(0)
-            x = self._encode_point(config)
+            x = self._encode_point(self._points.pop(0))
             engine.add_pending(x)
             record: dict[str, Any] = {"branch": "points_to_evaluate"}
         else:
@@ -249,8 +176,8 @@ class RMBOSearcher(Searcher):
         assert self._space is not None
         config = self._space.decode(x)
         self._live[trial_id] = x.tolist()
-        record.update(trial_id=trial_id, config=_jsonable(config))
-        self._history.append(self._named(record))
+        record.update(trial_id=trial_id, config=config_to_json(config))
+        self._history.append(name_by_task(record, self._task_names))
         return config
 
     @_one_blas_thread
@@ -286,10 +213,8 @@ class RMBOSearcher(Searcher):
             engine.tell(x, y)
             self.counts["added"] += 1
 
-    # ----------------------------------------------------------------- state
     def save(self, checkpoint_path: str) -> None:
-        """Write the searcher's state as JSON (no pickle), and the diagnostics history
-        as ``rmbo_history.json`` beside it."""
+        """Write the state as JSON (never a pickle), and ``rmbo_history.json`` beside it."""
         engine = None
         if self._engine is not None:
             engine = self._engine.state_dict()
@@ -300,11 +225,11 @@ class RMBOSearcher(Searcher):
             "version": STATE_VERSION,
             "metric": self._metric,
             "mode": self._mode,
-            "space": None if self._space is None else _space_to_json(self._space),
+            "space": None if self._space is None else space_to_json(self._space),
             "engine": engine,
             "live": self._live,
             "observed": sorted(self._observed),
-            "points": [_jsonable(p) for p in self._points],
+            "points": [config_to_json(p) for p in self._points],
             "rewards": self._rewards,
             "history": self._history,
             "counts": self.counts,
@@ -315,22 +240,14 @@ class RMBOSearcher(Searcher):
         # faster on a long history, and Tune saves the searcher periodically).
         with open(checkpoint_path, "w") as fh:
             fh.write(json.dumps(state))
-        history_path = os.path.join(os.path.dirname(checkpoint_path) or ".", HISTORY_FILE)
-        tmp = history_path + ".tmp"
-        header = json.dumps(
-            {
-                "metric": self._metric,
-                "mode": self._mode,
-                "meta_tasks": self._meta_names(),
-                "counts": self.counts,
-            }
+        write_history(
+            os.path.join(os.path.dirname(checkpoint_path) or ".", HISTORY_FILE),
+            self._history,
+            metric=self._metric,
+            mode=self._mode,
+            meta_tasks=self._task_names,
+            counts=self.counts,
         )
-        with open(tmp, "w") as fh:
-            # One suggestion per line: readable, and each line encoded in C.
-            fh.write(header[:-1] + ', "suggestions": [\n')
-            fh.write(",\n".join(json.dumps(r) for r in self._history))
-            fh.write("\n]}\n")
-        os.replace(tmp, history_path)
 
     @_one_blas_thread
     def restore(self, checkpoint_path: str) -> None:
@@ -344,12 +261,11 @@ class RMBOSearcher(Searcher):
             )
         self._metric, self._mode = state["metric"], state["mode"]
         if state["space"] is not None:
-            restored = _space_from_json(state["space"])
+            restored = space_from_json(state["space"])
             self._space = restored if self._space is None else self._space
         self._live = {k: list(v) for k, v in state["live"].items()}
         self._observed = set(state["observed"])
-        self._points = state["points"]
-        self._rewards = state["rewards"]
+        self._points, self._rewards = state["points"], state["rewards"]
         self._history = state["history"]
         self.counts.update(state["counts"])
         self._max_concurrent = self._max_concurrent or state["max_concurrent"]
@@ -361,11 +277,8 @@ class RMBOSearcher(Searcher):
     def __getstate__(self) -> dict:
         # tuner.pkl holds the constructed searcher: keep it small (no engine, no GP caches);
         # the engine's state travels in the JSON checkpoint written by save().
-        state = self.__dict__.copy()
-        state["_engine"] = None
-        return state
+        return {**self.__dict__, "_engine": None}
 
-    # ----------------------------------------------------------------- diagnostics
     @property
     def history(self) -> list[dict]:
         """One record per suggestion: trial id, config, nu, meta-weights by task name,
@@ -377,7 +290,6 @@ class RMBOSearcher(Searcher):
         """The underlying engine (None before the first suggestion)."""
         return self._engine
 
-    # ----------------------------------------------------------------- internals
     def _ensure_engine(self) -> MetaBO:
         if self._engine is not None:
             return self._engine
@@ -396,21 +308,11 @@ class RMBOSearcher(Searcher):
                 "RMBOSearcher has no search space: pass param_space to tune.Tuner (or config "
                 "to tune.run), or space= to RMBOSearcher, with at least one tune domain"
             )
-        space = self._space
-        meta, names = [], []
-        for src in self._meta_sources + self._load_deferred():
-            X, y = self._encode_meta(src)
-            if len(X):
-                meta.append((X, _direction(src.mode or self._mode) * y))
-                names.append(src.name)
-            else:
-                logger.warning(
-                    "RMBOSearcher: meta-task %r has no config in the search space; it is ignored",
-                    src.name,
-                )
-        self._task_names = names
+        space, options = self._space, dataclasses.asdict(self._options)
+        meta, self._task_names, dropped = self._meta.for_engine(space, self._metric, self._mode)
+        self.counts["dropped_meta_configs"] += dropped
         self._engine = MetaBO(
-            space.dim, meta, self._method, seed=self._seed, project=space.project, **self._options
+            space.dim, meta, self._method, seed=self._seed, project=space.project, **options
         )
         if self._rewards is not None:
             for point, reward in zip(self._points, self._rewards, strict=True):
@@ -418,59 +320,14 @@ class RMBOSearcher(Searcher):
             self._points, self._rewards = [], None
         return self._engine
 
-    def _load_deferred(self) -> list[_MetaSource]:
-        if not self._meta_deferred:
-            return []
-        from rmbo_tune.meta_tasks import load_meta_tasks
-
-        named = any(name is not None for name, _ in self._meta_deferred)
-        sources: Any = (
-            {name or f"source_{i}": src for i, (name, src) in enumerate(self._meta_deferred)}
-            if named
-            else [src for _, src in self._meta_deferred]
-        )
-        tasks = load_meta_tasks(
-            sources,
-            self._metric,
-            self._mode,
-            space=self._space,
-            **self._meta_load_options,
-        )
-        for task in tasks:
-            logger.info("RMBOSearcher meta-task %s", task.report.summary())
-        return [_MetaSource(t.name, t.configs, t.values, t.mode) for t in tasks]
-
     @property
     def _sign(self) -> float:
-        return _direction(self._mode)
-
-    def _encode_meta(self, src: _MetaSource) -> tuple[np.ndarray, np.ndarray]:
-        assert self._space is not None
-        X, y = [], []
-        for cfg, v in zip(src.configs(), src.values, strict=True):
-            if not math.isfinite(v):
-                continue
-            try:
-                X.append(self._space.encode(cfg))
-                y.append(v)
-            except OutOfSpaceError:
-                self.counts["dropped_meta_configs"] += 1
-        Xa = np.array(X, dtype=np.float64).reshape(-1, self._space.dim)
-        ya = np.array(y, dtype=np.float64)
-        # Canonical row order: the order in which an experiment's trials are listed varies
-        # between two runs of the same experiment (Tune's trial ids are random), and the
-        # meta-task GP fits, though order-invariant in exact arithmetic, are not in floating
-        # point; sorting makes the same earlier experiments give the same search.
-        order = np.lexsort(np.column_stack([Xa, ya]).T[::-1])
-        return Xa[order], ya[order]
+        return 1.0 if self._mode == "max" else -1.0  # the engine maximizes
 
     def _encode_point(self, config: Mapping[str, Any]) -> np.ndarray:
         assert self._space is not None
-        space = self._space
-        filled = flatten(space.decode(np.full(space.dim, 0.5)))
-        filled.update(flatten(config))
         try:
-            return space.project(space.encode(unflatten(filled)))[0]
+            return self._space.encode_partial(config)
         except OutOfSpaceError as exc:
             raise ValueError(f"points_to_evaluate: {exc}") from None
 
@@ -479,10 +336,7 @@ class RMBOSearcher(Searcher):
             self.counts["errored"] += 1
             return None
         value = flatten(result).get(tuple(self._metric.split("/")), result.get(self._metric))
-        if value is None:
-            self.counts["missing_metric"] += 1
-            return None
-        try:
+        try:  # float(None) is a TypeError too
             v = float(value)
         except (TypeError, ValueError):
             self.counts["missing_metric"] += 1
@@ -492,147 +346,3 @@ class RMBOSearcher(Searcher):
             return None
         self.counts["observed"] += 1
         return self._sign * v
-
-    def _meta_names(self) -> list[str]:
-        return self._task_names
-
-    def _named(self, record: dict) -> dict:
-        names = self._meta_names()
-        for key in ("weights", "gaps"):
-            vals = record.get(key)
-            if isinstance(vals, list) and len(vals) == len(names):
-                record[key] = dict(zip(names, vals, strict=True))
-        return record
-
-
-def _split_meta_tasks(meta_tasks: Any) -> tuple[list[_MetaSource], list[tuple[str | None, Any]]]:
-    """In-memory tasks become compact sources now; paths, URIs, result objects and frames are
-    loaded when the search starts (they need the target's metric, mode and space)."""
-    if meta_tasks is None:
-        return [], []
-    if isinstance(meta_tasks, Mapping):
-        items = [(str(k), v) for k, v in meta_tasks.items()]
-    elif isinstance(meta_tasks, list | tuple) and not _is_pair(meta_tasks):
-        items = [(None, t) for t in meta_tasks]
-    else:
-        items = [(None, meta_tasks)]
-    ready: list[_MetaSource] = []
-    deferred: list[tuple[str | None, Any]] = []
-    for i, (name, task) in enumerate(items):
-        if _is_pair(task):
-            configs, values = task
-            if len(configs) == 0:
-                raise ValueError(f"meta-task {name or i!r} is empty")
-            ready.append(_MetaSource(name or f"task_{i}", list(configs), list(values)))
-        elif hasattr(task, "configs") and hasattr(task, "values") and hasattr(task, "mode"):
-            ready.append(_MetaSource(name or task.name, task.configs, task.values, task.mode))
-        else:
-            if isinstance(task, str | os.PathLike):
-                _check_path(os.fspath(task))
-            deferred.append((name, task))
-    return ready, deferred
-
-
-def _is_pair(obj: Any) -> bool:
-    return (
-        isinstance(obj, list | tuple)
-        and len(obj) == 2
-        and isinstance(obj[0], list | tuple)
-        and (len(obj[0]) == 0 or isinstance(obj[0][0], Mapping))
-    )
-
-
-def _check_path(path: str) -> None:
-    if "://" in path:
-        return  # storage URIs are checked when loaded
-    import glob
-
-    expanded = os.path.expanduser(path)
-    if glob.has_magic(expanded):
-        if not glob.glob(expanded):
-            raise FileNotFoundError(f"meta_tasks: no path matches the glob {path!r}")
-    elif not os.path.exists(expanded):
-        raise FileNotFoundError(f"meta_tasks: no such file or directory: {path!r}")
-
-
-def _direction(mode: str | None) -> float:
-    """+1 for "max", -1 for "min": the engine maximizes."""
-    return 1.0 if mode == "max" else -1.0
-
-
-def _has_domain(value: Any) -> bool:
-    return isinstance(value, Domain) or (isinstance(value, Mapping) and "grid_search" in value)
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, Mapping):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if obj is None or isinstance(obj, str | int | float | bool):
-        return obj
-    return repr(obj)
-
-
-def _category_to_json(value: Any) -> Any:
-    if value is None or isinstance(value, str | bool | int | float):
-        return value
-    if isinstance(value, tuple):
-        return {"__tuple__": [_category_to_json(v) for v in value]}
-    if isinstance(value, list):
-        return [_category_to_json(v) for v in value]
-    if isinstance(value, Mapping) and all(isinstance(k, str) for k in value):
-        return {"__dict__": {k: _category_to_json(v) for k, v in value.items()}}
-    return {"__repr__": repr(value)}
-
-
-def _category_from_json(value: Any) -> Any:
-    if isinstance(value, list):
-        return [_category_from_json(v) for v in value]
-    if isinstance(value, dict):
-        if "__tuple__" in value:
-            return tuple(_category_from_json(v) for v in value["__tuple__"])
-        if "__dict__" in value:
-            return {k: _category_from_json(v) for k, v in value["__dict__"].items()}
-        raise ValueError(
-            f"the saved search space has a category that JSON cannot hold ({value['__repr__']}); "
-            "pass space= to RMBOSearcher when restoring this experiment"
-        )
-    return value
-
-
-def _space_to_json(space: SearchSpace) -> dict:
-    dims = [
-        {
-            "path": list(d.path),
-            "kind": d.kind,
-            "low": d.low,
-            "high": d.high,
-            "log": d.log,
-            "q": d.q,
-            "categories": [_category_to_json(c) for c in d.categories],
-        }
-        for d in space.dimensions
-    ]
-    fixed = [[list(p), _category_to_json(v)] for p, v in space.fixed_choices.items()]
-    return {"dimensions": dims, "fixed": fixed}
-
-
-def _space_from_json(state: dict) -> SearchSpace:
-    dims = [
-        Dimension(
-            tuple(d["path"]),
-            d["kind"],
-            low=d["low"],
-            high=d["high"],
-            log=d["log"],
-            q=d["q"],
-            categories=tuple(_category_from_json(c) for c in d["categories"]),
-        )
-        for d in state["dimensions"]
-    ]
-    space = SearchSpace(dims)
-    space.fixed_choices = {tuple(p): _category_from_json(v) for p, v in state["fixed"]}
-    return space

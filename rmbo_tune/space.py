@@ -56,6 +56,15 @@ def unflatten(flat: Mapping[Path, Any]) -> dict[str, Any]:
     return out
 
 
+def has_domains(config: Mapping[str, Any]) -> bool:
+    """Whether a (nested) config holds Tune domains or grid searches: a search space, not
+    a configuration."""
+    return any(
+        isinstance(v, Domain) or (isinstance(v, Mapping) and "grid_search" in v)
+        for v in flatten(config).values()
+    )
+
+
 def path_name(path: Path) -> str:
     """A path as users write it: ``"model/lr"``."""
     return "/".join(path)
@@ -318,6 +327,17 @@ class SearchSpace:
                 raise OutOfSpaceError(f"{d.name} is missing from the config", reason="missing_key")
             x[sl] = d.columns(flat[d.path], clip=clip)
         return x
+
+    def encode_partial(self, config: Mapping[str, Any]) -> Array:
+        """A config that may lack searched keys -> a valid point of shape (dim,).
+
+        Missing keys take the value at the middle of their range (the centre of the cube);
+        the point is projected (snapped to integers, quanta and one category). Raises
+        :class:`OutOfSpaceError` as :meth:`encode` does for the keys given.
+        """
+        filled = flatten(self.decode(np.full(self.dim, 0.5)))
+        filled.update(flatten(config))
+        return self.project(self.encode(unflatten(filled)))[0]
 
     def decode(self, x: Iterable[float]) -> dict[str, Any]:
         """A point of the cube -> nested config with every searched key (and single-valued

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import numpy as np
@@ -55,3 +58,39 @@ def test_best_so_far_respects_mode_and_skips_failures() -> None:
     np.testing.assert_array_equal(out[1:], [2.0, 2.0, 1.0])
     with pytest.raises(ValueError, match="mode"):
         diagnostics.best_so_far([1.0], "minimize")
+
+
+def test_name_by_task_keys_per_task_lists_by_name() -> None:
+    record = {"weights": [0.75, 0.25], "gaps": [0.1], "nu": 0.5}
+    assert diagnostics.name_by_task(record, ["a", "b"]) is record
+    assert record == {"weights": {"a": 0.75, "b": 0.25}, "gaps": [0.1], "nu": 0.5}
+
+
+def test_write_history_writes_one_suggestion_a_line(tmp_path) -> None:
+    path = tmp_path / diagnostics.HISTORY_FILE
+    history = [{"trial_id": "a", "nu": 1.0}, {"trial_id": "b", "nu": 0.5}]
+    counts = {"observed": 2}
+    diagnostics.write_history(
+        path, history, metric="loss", mode="min", meta_tasks=["t"], counts=counts
+    )
+    text = path.read_text()
+    assert json.loads(text) == {
+        "metric": "loss",
+        "mode": "min",
+        "meta_tasks": ["t"],
+        "counts": counts,
+        "suggestions": history,
+    }
+    assert text.splitlines()[1:3] == [json.dumps(history[0]) + ",", json.dumps(history[1])]
+    assert not (tmp_path / (diagnostics.HISTORY_FILE + ".tmp")).exists()
+    diagnostics.write_history(path, [], metric=None, mode=None, meta_tasks=[], counts={})
+    assert json.loads(path.read_text())["suggestions"] == []
+
+
+def test_diagnostics_imports_neither_ray_nor_the_bench() -> None:
+    code = (
+        "import sys, rmbo_tune.diagnostics; print(sorted(m for m in sys.modules "
+        "if m == 'ray' or m.startswith('rmbo_tune.bench')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -372,3 +372,24 @@ def test_meta_task_row_order_does_not_change_the_search():
 
     shuffled = search([configs[i] for i in perm], [values[i] for i in perm])
     assert search(configs, values) == shuffled
+
+
+def test_engine_options_are_validated_once_and_paper_presets_apply(tmp_path):
+    from rmbo_tune.engine import MetaBOOptions
+
+    kwargs = {"variant": "paper", "beta_scale": 0.5, "n_restarts": 0}
+    s = RMBOSearcher(space=SPACE, metric="v", mode="max", seed=0, **kwargs)
+    for i in range(3):
+        s.suggest(str(i))
+        s.on_trial_complete(str(i), {"v": float(i)})
+    options = s.engine.options
+    assert options == MetaBOOptions.from_kwargs(kwargs)
+    assert options.gap_estimate == "bound" and options.hyper_prior is False  # the preset
+    assert options.beta_scale == 0.5  # an explicit option wins over the preset
+    s.save(str(tmp_path / "state"))
+    fresh = RMBOSearcher(seed=0)
+    fresh.restore(str(tmp_path / "state"))
+    assert fresh.engine.options == options
+    robust = RMBOSearcher(space=SPACE, metric="v", mode="max", seed=0)
+    robust.suggest("0")
+    assert robust.engine.options == MetaBOOptions()

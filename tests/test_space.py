@@ -3,7 +3,7 @@ import pytest
 from ray import tune
 
 from rmbo_tune.exceptions import OutOfSpaceError, UnsupportedSearchSpaceError
-from rmbo_tune.space import SearchSpace, flatten, unflatten
+from rmbo_tune.space import SearchSpace, flatten, has_domains, unflatten
 
 MIXED = {
     "u": tune.uniform(-1.0, 1.0),
@@ -138,3 +138,21 @@ def test_projection_makes_points_valid(rng):
     np.testing.assert_allclose(space.project(P), P)  # idempotent
     onehot = P[:, 8:]
     assert np.all(onehot.sum(1) == 1.0)
+
+
+def test_has_domains_tells_a_space_from_a_config():
+    assert has_domains({"a": {"b": tune.uniform(0, 1)}, "c": 1})
+    assert has_domains({"g": tune.grid_search([1, 2])})
+    assert not has_domains({"a": {"b": 0.5}, "c": [1, 2]})
+    assert not has_domains({})
+
+
+def test_encode_partial_fills_missing_keys_with_the_middle_of_their_range():
+    space = SearchSpace.from_tune(
+        {"x": tune.uniform(0, 1), "k": tune.randint(0, 5), "c": tune.choice(["p", "q"])}
+    )
+    x = space.encode_partial({"x": 0.1})
+    assert space.decode(x) == {"x": 0.1, "k": 2, "c": "p"}
+    np.testing.assert_array_equal(space.project(x[None])[0], x)
+    with pytest.raises(OutOfSpaceError, match="x=2"):
+        space.encode_partial({"x": 2})

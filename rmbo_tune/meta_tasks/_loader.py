@@ -1,10 +1,15 @@
-"""load_meta_tasks: sources -> MetaTask objects in the target metric's units."""
+"""load_meta_tasks: sources -> MetaTask objects in the target metric's units.
+
+Each source (as :mod:`._sources` reads the argument) goes to its reader: experiment
+directories and CSV files through :mod:`._storage`, result objects and frames through
+:mod:`._records`; :mod:`._reduce` turns each trial into one value, :mod:`._align` keeps the
+configs that belong to the search space, and every step is counted in the task's
+:class:`LoadReport`.
+"""
 
 from __future__ import annotations
 
 import copy
-import math
-import numbers
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -20,187 +25,19 @@ from rmbo_tune.meta_tasks._records import (
     records_from_frame,
     records_from_result_grid,
 )
+from rmbo_tune.meta_tasks._reduce import MetricReader, candidates, is_num, keep_finite
 from rmbo_tune.meta_tasks._report import LoadReport, MetaTask
-
-# Keys Tune adds to every result: not offered as "metrics found" in error messages.
-_BOOKKEEPING = frozenset(
-    "done training_iteration timestamp time_this_iter_s time_total_s time_since_restore "
-    "iterations_since_restore pid date hostname node_ip trial_id experiment_tag "
-    "checkpoint_dir_name experiment_id timesteps_total episodes_total timesteps_since_restore "
-    "logdir should_checkpoint".split()
-)
-
-
-class _Candidate:
-    """A metric name to read and its affine map to the target: ``scale * x + offset``."""
-
-    def __init__(self, name: str, scale: float = 1.0, offset: float = 0.0) -> None:
-        self.name, self.scale, self.offset = name, scale, offset
-
-    def __call__(self, x: float) -> float:
-        return self.scale * x + self.offset
-
-    def describe(self) -> str:
-        if (self.scale, self.offset) == (1.0, 0.0):
-            return self.name
-        text = self.name if self.scale == 1.0 else f"{self.scale:g} * {self.name}"
-        return text + (f" + {self.offset:g}" if self.offset else "")
-
-
-def _candidates(metric: str, metric_map: Mapping | None) -> list[_Candidate]:
-    if metric_map is None:
-        return [_Candidate(metric)]
-    if not isinstance(metric_map, Mapping):
-        raise TypeError(f"metric_map must be a dict, got {type(metric_map).__name__}")
-    out = {}
-    for name, spec in metric_map.items():
-        if not isinstance(name, str) or not name:
-            raise TypeError(f"metric_map keys must be metric names, got {name!r}")
-        if spec is None:
-            scale, offset = 1.0, 0.0
-        elif isinstance(spec, numbers.Real) and not isinstance(spec, bool):
-            scale, offset = float(spec), 0.0
-        elif (
-            isinstance(spec, tuple | list)
-            and len(spec) == 2
-            and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in spec)
-        ):
-            scale, offset = float(spec[0]), float(spec[1])
-        else:
-            raise TypeError(
-                f"metric_map[{name!r}] must be None, a scale or a (scale, offset) pair of "
-                f"numbers, got {spec!r}"
-            )
-        if not (math.isfinite(scale) and math.isfinite(offset)) or scale == 0.0:
-            raise ValueError(
-                f"metric_map[{name!r}] needs a finite non-zero scale and a finite offset, "
-                f"got {spec!r}"
-            )
-        out[name] = _Candidate(name, scale, offset)
-    first = out.pop(metric, _Candidate(metric))
-    return [first, *out.values()]
-
-
-def _is_num(x: Any) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, bool)
-
-
-def _get(result: Mapping, name: str) -> Any:
-    if name in result:
-        return result[name]
-    node: Any = result
-    for part in name.split("/"):
-        if not isinstance(node, Mapping) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
-def _keys(result: Mapping, prefix: str = "") -> list[str]:
-    out = []
-    for k, v in result.items():
-        if isinstance(v, Mapping) and v:
-            if k != "config":
-                out += _keys(v, f"{prefix}{k}/")
-        else:
-            out.append(f"{prefix}{k}")
-    return out
+from rmbo_tune.meta_tasks._sources import is_pair, is_path, normalize_sources
 
 
 class _Context:
-    def __init__(self, metric, mode, scope, candidates, aligner, filesystem) -> None:
-        self.metric, self.mode, self.scope = metric, mode, scope
-        self.candidates, self.aligner, self.filesystem = candidates, aligner, filesystem
+    """One call's settings: how trial values are read, configs aligned and paths opened."""
 
-    def best(self, values: Sequence[float]) -> float:
-        return max(values) if self.mode == "max" else min(values)
-
-
-def _final(v: float, report: LoadReport) -> float | None:
-    if math.isnan(v):
-        report.drop("nan")
-    elif math.isinf(v):
-        report.drop("inf")
-    else:
-        return v
-    return None
-
-
-def _reduce(
-    rec: st.TrialRecord, cand: _Candidate, ctx: _Context, report: LoadReport
-) -> float | None:
-    """One trial -> its value in the target's units under ctx.scope (None: dropped)."""
-    if rec.errored:
-        report.drop("errored")
-        return None
-    s = rec.summary.get(cand.name) if rec.summary else None
-    if rec.summary and s is None:  # Tune summarizes every numeric metric reported
-        report.drop("missing_metric")
-        return None
-    if isinstance(s, Mapping) and _is_num(s.get("last")):
-        if ctx.scope == "last":
-            return _final(cand(float(s["last"])), report)
-        # Tune's running max/min restart after a NaN; a finite running mean says none occurred.
-        if all(_is_num(s.get(k)) and math.isfinite(s[k]) for k in ("max", "min", "avg")):
-            return ctx.best([cand(float(s["max"])), cand(float(s["min"]))])
-    elif ctx.scope == "last" and rec.last_result and _is_num(_get(rec.last_result, cand.name)):
-        return _final(cand(float(_get(rec.last_result, cand.name))), report)
-    rows = rec.rows()
-    if rec.truncated:
-        report.note("truncated_result")
-    if rec.bad_lines:
-        report.note("unreadable_result_lines", rec.bad_lines)
-    vals = [float(x) for row in rows if _is_num(x := _get(row, cand.name))]
-    if not vals and isinstance(s, Mapping) and _is_num(s.get("last")):
-        # No result file to check against: trust the summary's extremes if finite.
-        ends = [float(s[k]) for k in ("max", "min") if _is_num(s.get(k))]
-        vals = [v for v in ends if math.isfinite(v)] or [float(s["last"])]
-    if not vals:
-        if not rows and rec.truncated:
-            report.drop("truncated_result")
-        elif not rows and not rec.summary and not _reported(rec.last_result):
-            report.drop("no_results")
-        else:
-            report.drop("missing_metric")
-        return None
-    if ctx.scope == "last":
-        return _final(cand(vals[-1]), report)
-    finite = [cand(v) for v in vals if math.isfinite(v)]
-    if not finite:
-        return _final(cand(vals[-1]) if any(math.isinf(v) for v in vals) else math.nan, report)
-    return ctx.best(finite)
-
-
-def _reported(result: Mapping | None) -> bool:
-    """Whether a last result holds anything but Tune's bookkeeping."""
-    return bool(result) and any(k not in _BOOKKEEPING and k != "config" for k in result)
-
-
-def _has(rec: st.TrialRecord, name: str) -> bool:
-    if rec.summary is not None:
-        return name in rec.summary
-    if rec.last_result and _get(rec.last_result, name) is not None:
-        return True
-    return any(_get(row, name) is not None for row in rec.rows())
-
-
-def _pick(ctx: _Context, records: list[st.TrialRecord], source: str) -> _Candidate:
-    for cand in ctx.candidates:
-        if any(_has(r, cand.name) for r in records):
-            return cand
-    found: set[str] = set()
-    for r in records:
-        if r.summary:
-            found.update(r.summary)
-        for res in ([r.last_result] if r.last_result else []) + (r._rows or [])[:1]:
-            found.update(_keys(res))
-    found = {k for k in found if k not in _BOOKKEEPING and not k.startswith("config/")}
-    names = ", ".join(repr(c.name) for c in ctx.candidates)
-    raise ValueError(
-        f"metric {names} not found in {source}; metrics found: "
-        f"{', '.join(sorted(found)) or '(none)'}. Map one of them to {ctx.metric!r} with "
-        f"metric_map={{name: (scale, offset)}}"
-    )
+    def __init__(
+        self, reader: MetricReader, aligner: Aligner | None, filesystem: pafs.FileSystem | None
+    ) -> None:
+        self.reader, self.aligner, self.filesystem = reader, aligner, filesystem
+        self.metric, self.mode = reader.metric, reader.mode
 
 
 def _finish(
@@ -229,11 +66,11 @@ def _from_records(
         raise ValueError(f"no trials in {source}")
     if all(r.errored for r in records):
         raise ValueError(f"every trial errored in {source} ({len(records)} trials)")
-    cand = _pick(ctx, records, source)
+    cand = ctx.reader.pick(records, source)
     report.metric_read = cand.describe()
     configs, values = [], []
     for rec in records:
-        v = _reduce(rec, cand, ctx, report)
+        v = ctx.reader.value(rec, cand, report)
         if v is None:
             continue
         if rec.config is None:
@@ -260,9 +97,9 @@ def _from_pair(ctx: _Context, pair: Sequence, name: str) -> MetaTask:
     for c, v in zip(configs, values, strict=True):
         if not isinstance(c, Mapping):
             raise TypeError(f"meta-task {name!r}: configs must be dicts, got {c!r}")
-        if not _is_num(v):
+        if not is_num(v):
             raise TypeError(f"meta-task {name!r}: values must be numbers, got {v!r}")
-        if _final(float(v), report) is not None:
+        if keep_finite(float(v), report) is not None:
             keep_c.append(dict(c))
             keep_v.append(float(v))
     return _finish(ctx, name, keep_c, keep_v, report.source, report)
@@ -271,7 +108,7 @@ def _from_pair(ctx: _Context, pair: Sequence, name: str) -> MetaTask:
 def _from_metatask(ctx: _Context, task: MetaTask) -> MetaTask:
     report = copy.deepcopy(task.report)
     report.note("realigned")
-    cand = next((c for c in ctx.candidates if c.name == task.metric), None)
+    cand = next((c for c in ctx.reader.candidates if c.name == task.metric), None)
     if cand is None:
         raise ValueError(
             f"MetaTask {task.name!r} holds {task.metric!r}, not {ctx.metric!r}; map it with "
@@ -288,33 +125,9 @@ def _from_metatask(ctx: _Context, task: MetaTask) -> MetaTask:
 # --- dispatch ----------------------------------------------------------------------------------
 
 
-def _is_pair(x: Any) -> bool:
-    return (
-        isinstance(x, tuple | list)
-        and len(x) == 2
-        and isinstance(x[0], list | tuple)
-        and all(isinstance(c, Mapping) for c in x[0])
-        and not isinstance(x[1], str | bytes | Mapping)
-        and hasattr(x[1], "__len__")
-        and (len(x[0]) > 0 or len(x[1]) == 0)
-    )
-
-
 def _instance(obj: Any, module: str, name: str) -> bool:
     mod = sys.modules.get(module)  # not imported: obj cannot be one
     return mod is not None and isinstance(obj, getattr(mod, name))
-
-
-def _normalize(sources: Any) -> list[tuple[str | None, Any]]:
-    if sources is None:
-        raise TypeError("sources must not be None")
-    if isinstance(sources, Mapping):
-        return [(str(k), v) for k, v in sources.items()]
-    if _is_pair(sources) or isinstance(sources, str | os.PathLike):
-        return [(None, sources)]
-    if isinstance(sources, list | tuple):
-        return [(None, s) for s in sources]
-    return [(None, sources)]
 
 
 def _load_one(ctx: _Context, src: Any, name: str | None, index: int) -> list[MetaTask]:
@@ -322,9 +135,9 @@ def _load_one(ctx: _Context, src: Any, name: str | None, index: int) -> list[Met
         task = _from_metatask(ctx, src)
         task.name = name or task.name
         return [task]
-    if _is_pair(src):
+    if is_pair(src):
         return [_from_pair(ctx, src, name or f"task_{index}")]
-    if isinstance(src, str | os.PathLike):
+    if is_path(src):
         return _load_path(ctx, src, name)
     if _instance(src, "pandas", "DataFrame"):
         report = LoadReport("DataFrame", reader="DataFrame")
@@ -470,9 +283,10 @@ def load_meta_tasks(
             f"filesystem must be a pyarrow.fs.FileSystem, got {type(filesystem).__name__}"
         )
     aligner = Aligner(space, out_of_space) if space is not None else None
-    ctx = _Context(metric, mode, scope, _candidates(metric, metric_map), aligner, filesystem)
+    reader = MetricReader(metric, mode, scope, candidates(metric, metric_map))
+    ctx = _Context(reader, aligner, filesystem)
     tasks: list[MetaTask] = []
-    for index, (name, src) in enumerate(_normalize(sources)):
+    for index, (name, src) in enumerate(normalize_sources(sources)):
         tasks.extend(_load_one(ctx, src, name, index))
     seen: dict[str, int] = {}
     for task in tasks:

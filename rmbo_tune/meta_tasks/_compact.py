@@ -1,0 +1,304 @@
+"""Meta-tasks as ``RMBOSearcher`` holds them until the search starts.
+
+A search's meta-tasks need its metric, mode and search space, which Tune may give the
+searcher only after it is constructed (and pickled into ``tuner.pkl``). So
+:func:`split_sources` keeps in-memory tasks (``(configs, values)`` pairs and
+:class:`~rmbo_tune.meta_tasks.MetaTask` objects) as :class:`CompactTask` objects, their configs
+stored as columns (numpy arrays where numeric) to keep the pickle small, and leaves paths,
+URIs, result objects and frames to :func:`load_deferred` when the search starts;
+:func:`engine_tasks` then turns every task into the engine's unit-cube points and values.
+:class:`PendingMetaTasks` holds a searcher's meta-tasks through these steps.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from rmbo_tune.engine.types import Array
+from rmbo_tune.exceptions import OutOfSpaceError
+from rmbo_tune.meta_tasks._loader import load_meta_tasks
+from rmbo_tune.meta_tasks._sources import check_path, is_pair, is_path, normalize_sources
+from rmbo_tune.space import SearchSpace, flatten
+
+logger = logging.getLogger(__name__)
+
+Entry = tuple[str | None, Any]
+
+
+class _Missing:
+    """A config cell with no value (the config lacks that key)."""
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+    def __reduce__(self) -> str:
+        return "_MISSING"
+
+
+_MISSING = _Missing()
+
+
+class CompactTask:
+    """A meta-task's configs as columns and its values, in the mode the task was recorded in.
+
+    Parameters
+    ----------
+    name : str
+        The task's name (the meta-weights are reported under it).
+    configs : sequence of mapping
+        Nested configs.
+    values : sequence of float
+        One value per config.
+    mode : {"min", "max"}, optional
+        The direction of ``values``; None: the target's.
+
+    Raises
+    ------
+    ValueError
+        When ``configs`` and ``values`` differ in length.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        configs: Sequence[Mapping],
+        values: Sequence[float],
+        mode: str | None = None,
+    ) -> None:
+        if len(configs) != len(values):
+            raise ValueError(
+                f"meta-task {name!r}: {len(configs)} configs but {len(values)} values"
+            )
+        self.name, self.mode = name, mode
+        flat = [flatten(c) for c in configs]
+        self.n = len(flat)
+        self.columns: dict[tuple, Any] = {}
+        for k in sorted({k for f in flat for k in f}):
+            col = [f.get(k, _MISSING) for f in flat]
+            if all(type(v) is int for v in col):
+                self.columns[k] = np.asarray(col, dtype=np.int64)
+            elif all(type(v) in (int, float) for v in col):
+                self.columns[k] = np.asarray(col, dtype=np.float64)
+            else:
+                self.columns[k] = col
+        self.values = np.asarray(values, dtype=np.float64)
+
+    @classmethod
+    def from_task(cls, task: Any, name: str | None = None) -> CompactTask:
+        """From a :class:`MetaTask` (or any object with ``name``, ``configs``, ``values`` and
+        ``mode``), renamed to ``name`` if given."""
+        return cls(name or task.name, task.configs, task.values, task.mode)
+
+    def configs(self) -> list[dict]:
+        """The configs back, as flat dicts (``{path tuple: value}``)."""
+        out = []
+        for i in range(self.n):
+            cfg = {}
+            for k, col in self.columns.items():
+                v = col[i]
+                if v is not _MISSING:
+                    cfg[k] = v.item() if isinstance(v, np.generic) else v
+            out.append(cfg)
+        return out
+
+    def encode(self, space: SearchSpace) -> tuple[Array, Array, int]:
+        """The task's points in the space's unit cube, in a canonical row order.
+
+        Parameters
+        ----------
+        space : SearchSpace
+            The search's space.
+
+        Returns
+        -------
+        X : ndarray of shape (n, space.dim)
+        y : ndarray of shape (n,)
+            The values, in the task's mode (non-finite values are left out).
+        dropped : int
+            Configs left out because they are not in the space.
+        """
+        X, y, dropped = [], [], 0
+        for cfg, v in zip(self.configs(), self.values, strict=True):
+            if not math.isfinite(v):
+                continue
+            try:
+                X.append(space.encode(cfg))
+                y.append(v)
+            except OutOfSpaceError:
+                dropped += 1
+        Xa = np.array(X, dtype=np.float64).reshape(-1, space.dim)
+        ya = np.array(y, dtype=np.float64)
+        # Canonical row order: the order in which an experiment's trials are listed varies
+        # between two runs of the same experiment (Tune's trial ids are random), and the
+        # meta-task GP fits, though order-invariant in exact arithmetic, are not in floating
+        # point; sorting makes the same earlier experiments give the same search.
+        order = np.lexsort(np.column_stack([Xa, ya]).T[::-1])
+        return Xa[order], ya[order], dropped
+
+
+def split_sources(meta_tasks: Any) -> tuple[list[CompactTask], list[Entry]]:
+    """Keep in-memory meta-tasks now; leave the rest to be loaded when the search starts.
+
+    Parameters
+    ----------
+    meta_tasks : object
+        ``RMBOSearcher``'s ``meta_tasks`` argument: None, one source, a list of sources or a
+        dict naming them (see :func:`normalize_sources`).
+
+    Returns
+    -------
+    ready : list of CompactTask
+        ``(configs, values)`` pairs (values in the target's mode) and objects with
+        ``configs``, ``values`` and ``mode`` such as :class:`MetaTask`.
+    deferred : list of (str or None, object)
+        Paths, URIs, result objects and frames with their names, for :func:`load_deferred`.
+
+    Raises
+    ------
+    ValueError
+        An empty pair, or one whose configs and values differ in length.
+    FileNotFoundError
+        A local path or glob that names nothing.
+    """
+    if meta_tasks is None:
+        return [], []
+    ready: list[CompactTask] = []
+    deferred: list[Entry] = []
+    for i, (name, task) in enumerate(normalize_sources(meta_tasks)):
+        if is_pair(task):
+            configs, values = task
+            if len(configs) == 0:
+                raise ValueError(f"meta-task {name or i!r} is empty")
+            ready.append(CompactTask(name or f"task_{i}", list(configs), list(values)))
+        elif hasattr(task, "configs") and hasattr(task, "values") and hasattr(task, "mode"):
+            ready.append(CompactTask.from_task(task, name))
+        else:
+            if is_path(task):
+                check_path(task)
+            deferred.append((name, task))
+    return ready, deferred
+
+
+def load_deferred(
+    deferred: Sequence[Entry],
+    metric: str,
+    mode: str,
+    *,
+    space: SearchSpace,
+    scope: str,
+    metric_map: Mapping[str, Any] | None,
+) -> list[CompactTask]:
+    """Load the sources :func:`split_sources` deferred, aligned with the search space.
+
+    Each task's load report is logged (INFO).
+
+    Parameters
+    ----------
+    deferred : sequence of (str or None, object)
+        The deferred sources with their names.
+    metric, mode : str
+        The target's metric and direction.
+    space : SearchSpace
+        The search's space; configs outside it are dropped.
+    scope, metric_map
+        As in :func:`~rmbo_tune.meta_tasks.load_meta_tasks`.
+
+    Returns
+    -------
+    list of CompactTask
+        The loaded tasks; none if nothing was deferred.
+    """
+    if not deferred:
+        return []
+    named = any(name is not None for name, _ in deferred)
+    sources: Any = (
+        {name or f"source_{i}": src for i, (name, src) in enumerate(deferred)}
+        if named
+        else [src for _, src in deferred]
+    )
+    tasks = load_meta_tasks(sources, metric, mode, space=space, scope=scope, metric_map=metric_map)
+    for task in tasks:
+        logger.info("RMBOSearcher meta-task %s", task.report.summary())
+    return [CompactTask.from_task(t) for t in tasks]
+
+
+def engine_tasks(
+    tasks: Sequence[CompactTask], space: SearchSpace, mode: str
+) -> tuple[list[tuple[Array, Array]], list[str], int]:
+    """The meta-tasks as the engine takes them: points in the cube and values to maximize.
+
+    Parameters
+    ----------
+    tasks : sequence of CompactTask
+        The search's meta-tasks.
+    space : SearchSpace
+        The search's space.
+    mode : {"min", "max"}
+        The target's direction, for tasks that recorded none.
+
+    Returns
+    -------
+    meta : list of (X, y)
+        One per task with a config in the space (the others are left out, with a warning);
+        ``y`` negated for tasks in "min" mode.
+    names : list of str
+        The names of the tasks in ``meta``.
+    dropped : int
+        Configs left out because they are not in the space.
+    """
+    meta, names, dropped = [], [], 0
+    for task in tasks:
+        X, y, n_out = task.encode(space)
+        dropped += n_out
+        if len(X):
+            meta.append((X, (1.0 if (task.mode or mode) == "max" else -1.0) * y))
+            names.append(task.name)
+        else:
+            logger.warning(
+                "RMBOSearcher: meta-task %r has no config in the search space; it is ignored",
+                task.name,
+            )
+    return meta, names, dropped
+
+
+class PendingMetaTasks:
+    """A searcher's meta-tasks from its construction to the start of the search.
+
+    Parameters
+    ----------
+    meta_tasks : object
+        ``RMBOSearcher``'s ``meta_tasks`` argument (see :func:`split_sources`).
+    scope : {"best", "last"}
+        ``meta_scope``: a deferred source's trial value, its best or its last.
+    metric_map : mapping, optional
+        ``meta_metric_map``, as ``metric_map`` in ``load_meta_tasks``.
+
+    Raises
+    ------
+    ValueError
+        A bad ``scope``, or a pair :func:`split_sources` refuses.
+    FileNotFoundError
+        A local path or glob that names nothing.
+    """
+
+    def __init__(
+        self, meta_tasks: Any, scope: str = "best", metric_map: Mapping[str, Any] | None = None
+    ) -> None:
+        if scope not in ("best", "last"):
+            raise ValueError(f"meta_scope must be 'best' or 'last', got {scope!r}")
+        self.ready, self.deferred = split_sources(meta_tasks)
+        self.scope, self.metric_map = scope, metric_map
+
+    def for_engine(
+        self, space: SearchSpace, metric: str, mode: str
+    ) -> tuple[list[tuple[Array, Array]], list[str], int]:
+        """Load the deferred sources and encode every task, as :func:`engine_tasks` does."""
+        loaded = load_deferred(
+            self.deferred, metric, mode, space=space, scope=self.scope, metric_map=self.metric_map
+        )
+        return engine_tasks(self.ready + loaded, space, mode)
