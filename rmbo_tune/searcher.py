@@ -11,6 +11,7 @@ import functools
 import json
 import logging
 import math
+import numbers
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -30,7 +31,15 @@ from rmbo_tune.space_codec import config_to_json, space_from_json, space_to_json
 logger = logging.getLogger(__name__)
 
 STATE_VERSION = 1
-_COUNTS = ("observed", "errored", "non_finite", "missing_metric", "added", "dropped_meta_configs")
+_COUNTS = (
+    "observed",
+    "errored",
+    "non_finite",
+    "non_numeric",
+    "missing_metric",
+    "added",
+    "dropped_meta_configs",
+)
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _BLAS: ThreadpoolController | None = None
@@ -336,11 +345,19 @@ class RMBOSearcher(Searcher):
             self.counts["errored"] += 1
             return None
         value = flatten(result).get(tuple(self._metric.split("/")), result.get(self._metric))
-        try:  # float(None) is a TypeError too
-            v = float(value)
-        except (TypeError, ValueError):
+        if value is None:
             self.counts["missing_metric"] += 1
             return None
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            # "0.5" or True is a bug in the trainable, not a measurement: never coerced.
+            self.counts["non_numeric"] += 1
+            logger.warning(
+                "RMBOSearcher: trial reported %s=%r, not a number; it is not observed",
+                self._metric,
+                value,
+            )
+            return None
+        v = float(value)
         if not math.isfinite(v):
             self.counts["non_finite"] += 1
             return None

@@ -393,3 +393,16 @@ def test_engine_options_are_validated_once_and_paper_presets_apply(tmp_path):
     robust = RMBOSearcher(space=SPACE, metric="v", mode="max", seed=0)
     robust.suggest("0")
     assert robust.engine.options == MetaBOOptions()
+
+
+@pytest.mark.parametrize("value", ["0.5", True, [0.5]])
+def test_a_metric_that_is_not_a_number_is_counted_never_coerced(value, caplog) -> None:
+    searcher = RMBOSearcher(metric="loss", mode="min", seed=0)
+    searcher.set_search_properties("loss", "min", {"x": tune.uniform(0, 1)})
+    searcher.suggest("a")
+    searcher.on_trial_complete("a", {"loss": value})
+    searcher.suggest("b")
+    searcher.on_trial_complete("b", {"loss": 0.25})
+    assert searcher.counts["non_numeric"] == 1 and searcher.counts["observed"] == 1
+    assert searcher.engine is not None and searcher.engine.y.tolist() == [-0.25]
+    assert "not a number" in caplog.text

@@ -21,6 +21,8 @@ are computed once).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy import linalg
 
@@ -131,6 +133,30 @@ class MetaTaskModels:
         return self.loc[:, None] + s[:, None] * mu, (s**2)[:, None, None] * cov
 
 
+OUTLIER_SCALES = 20.0
+
+
+def clip_outliers(y: Array) -> tuple[Array, int]:
+    """``y`` with values beyond ``OUTLIER_SCALES`` robust scales of its median clipped there,
+    and how many were clipped.
+
+    The robust scale is 1.4826 x the median absolute deviation (the IQR / 1.349 or the mean
+    absolute deviation when that is 0). One diverged run at 1e300 would otherwise overflow
+    the standardization of "shared" and "per-task" output scaling and make every gap NaN.
+    """
+    med = float(np.median(y))
+    dev = np.abs(y - med)
+    q75, q25 = np.percentile(y, [75, 25])
+    for scale in (1.4826 * float(np.median(dev)), float(q75 - q25) / 1.349, float(dev.mean())):
+        if np.isfinite(scale) and scale > 0:
+            break
+    else:
+        return y, 0
+    lo, hi = med - OUTLIER_SCALES * scale, med + OUTLIER_SCALES * scale
+    n = int(np.count_nonzero((y < lo) | (y > hi)))
+    return (np.clip(y, lo, hi) if n else y), n
+
+
 def fit_meta_models(
     tasks: list[tuple[Array, Array]],
     hypers: list[GPHyperparameters | None],
@@ -163,9 +189,18 @@ def fit_meta_models(
         Median location and spread of the tasks' outputs (None without tasks).
     """
     fitted = []
-    for (X, y), hyper in zip(tasks, hypers, strict=True):
+    for i, ((X, y), hyper) in enumerate(zip(tasks, hypers, strict=True)):
         if options.output_scaling == "rank":
-            y = normal_scores(y)
+            y = normal_scores(y)  # outliers only move their own rank
+        else:
+            y, n_clipped = clip_outliers(y)
+            if n_clipped:
+                warnings.warn(
+                    f"meta_tasks[{i}]: {n_clipped} of {len(y)} values lie more than "
+                    f"{OUTLIER_SCALES:g} robust scales from the median and were clipped",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
         if hyper is not None:
             fitted.append(ScaledGP.from_hyper(X, y, hyper, kind=options.kernel))
             continue

@@ -10,11 +10,12 @@ Everything is maximization over the unit cube ``[0, 1]^dim``.
 t
     Number of target observations; ``ask`` chooses ``x_{t+1}`` with ``beta_{t+1}``.
 M
-    Number of meta-tasks, each a GP fitted once (type-II MAP or ML hyperparameters) and fixed.
+    Number of meta-tasks, each a GP fitted once and fixed.
 """
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -202,9 +203,8 @@ class MetaBO:
         return self.meta.n_tasks
 
     def _beta(self, t: int) -> float:
-        return beta_schedule(
-            t, self.dim, beta=self.options.beta, beta_scale=self.options.beta_scale
-        )
+        opt = self.options
+        return beta_schedule(t, self.dim, beta=opt.beta, beta_scale=opt.beta_scale)
 
     # ------------------------------------------------------------------ tell
     def tell(self, x: ArrayLike, y: float | None) -> None:
@@ -219,6 +219,10 @@ class MetaBO:
             it is dropped and nothing is observed.
         """
         point = cand.as_points(np.asarray(x, dtype=np.float64).reshape(1, -1), self.dim, "x")[0]
+        if y is not None and (
+            isinstance(y, bool) or not isinstance(y, numbers.Real) or not np.isfinite(y)
+        ):
+            raise ValueError(f"y must be a finite number or None, got {y!r}")
         for k, p in enumerate(self._pending):
             if np.allclose(p, point, rtol=0.0, atol=1e-12):
                 del self._pending[k]
@@ -226,10 +230,7 @@ class MetaBO:
         if y is None:
             self.n_failed += 1
             return
-        value = float(y)
-        if not np.isfinite(value):
-            raise ValueError(f"y must be a finite number or None, got {y!r}")
-        self.target.add(point, value)
+        self.target.add(point, float(y))
         if self.method != "random":  # random search never uses the target GP
             self.target.refit(self.rng)
         if self._method.robust and self.weight_state.active:

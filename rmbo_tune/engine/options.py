@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import math
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
 from rmbo_tune.engine.kernels import KERNELS
+
+
+def _is_number(value: Any) -> bool:
+    """A real number, not a bool or a string that happens to parse as one."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)
@@ -182,17 +189,18 @@ class MetaBOOptions:
             "taf_bandwidth",
         ]
         for name in positive:
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
+            value = getattr(self, name)
+            if not _is_number(value) or not 0 < value < math.inf:
+                raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
         flags = ("learn_weights", "polish_target", "pending_penalty", "hyper_prior", "probe")
         for name in flags:
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
-        if self.beta is not None and not self.beta >= 0:
-            raise ValueError(f"beta must be >= 0 or None, got {self.beta!r}")
-        if not 0 < self.r < 1:
+        if self.beta is not None and not (_is_number(self.beta) and 0 <= self.beta < math.inf):
+            raise ValueError(f"beta must be a finite number >= 0 or None, got {self.beta!r}")
+        if not (_is_number(self.r) and 0 < self.r < 1):
             raise ValueError(f"r must be in (0, 1), got {self.r!r}")
-        if not 0 <= self.nu_floor < 1:
+        if not (_is_number(self.nu_floor) and 0 <= self.nu_floor < 1):
             raise ValueError(f"nu_floor must be in [0, 1), got {self.nu_floor!r}")
         counts = {
             "min_fit_observations": 2,
@@ -210,7 +218,9 @@ class MetaBOOptions:
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
         if self.n_initial is not None and (
-            not isinstance(self.n_initial, int) or self.n_initial < 0
+            not isinstance(self.n_initial, int)
+            or isinstance(self.n_initial, bool)
+            or self.n_initial < 0
         ):
             raise ValueError(
                 f"n_initial must be a non-negative integer or None, got {self.n_initial!r}"

@@ -1,8 +1,9 @@
 import numpy as np
 import pytest
 
+from rmbo_tune.engine import MetaBO
 from rmbo_tune.engine.gp import GPHyperparameters, ScaledGP
-from rmbo_tune.engine.meta_models import MetaTaskModels
+from rmbo_tune.engine.meta_models import MetaTaskModels, clip_outliers
 from tests.conftest import finite_difference
 
 
@@ -75,3 +76,29 @@ def test_chunked_prediction_handles_many_points(models, rng, monkeypatch):
     Xs = rng.random((37, 2))
     mu, _sigma = stack.predict(Xs)
     np.testing.assert_allclose(mu[1], models[1].predict(Xs)[0], atol=1e-9)
+
+
+def test_clip_outliers_keeps_ordinary_data_and_clips_a_diverged_run():
+    y = np.linspace(0.0, 1.0, 21)
+    same, n = clip_outliers(y)
+    assert n == 0 and same is y
+    y[3] = 1e300
+    clipped, n = clip_outliers(y)
+    assert n == 1 and np.all(np.isfinite(clipped)) and clipped[3] < 100
+    np.testing.assert_array_equal(np.delete(clipped, 3), np.delete(y, 3))
+    flat = np.zeros(10)
+    assert clip_outliers(flat) == (flat, 0)
+
+
+@pytest.mark.parametrize("scaling", ["shared", "per-task"])
+def test_a_huge_meta_value_is_clipped_with_a_warning_not_a_crash(scaling):
+    rng = np.random.default_rng(0)
+    X = rng.random((20, 2))
+    y = -((X - 0.3) ** 2).sum(1)
+    y[3] = 1e300
+    with pytest.warns(RuntimeWarning, match=r"meta_tasks\[0\]: 1 of 20 values"):
+        opt = MetaBO(2, [(X, y), (X, -((X - 0.5) ** 2).sum(1))], seed=0, output_scaling=scaling)
+    for _ in range(4):
+        x = opt.ask()
+        opt.tell(x, float(-((x - 0.3) ** 2).sum()))
+    assert np.all(np.isfinite(opt.meta_weights)) and 0 < opt.nu < 1

@@ -288,8 +288,22 @@ def test_bad_tell_inputs():
         opt.tell([0.1, 0.2, 0.3], 1.0)
     with pytest.raises(ValueError, match="unit cube"):
         opt.tell([0.1, 2.0], 1.0)
-    with pytest.raises(ValueError, match="unsupported MetaBO state version"):
+    with pytest.raises(ValueError, match="MetaBO state is missing keys"):
         MetaBO.from_state_dict({"version": 99})
+
+
+@pytest.mark.parametrize("y", ["0.5", True, float("nan"), None])
+def test_tell_refuses_values_that_are_not_numbers_and_keeps_the_point_pending(y):
+    opt = MetaBO(2, seed=0)
+    x = opt.ask()
+    if y is None:  # a failed evaluation: dropped, counted
+        opt.tell(x, y)
+        assert opt.n_failed == 1 and len(opt.pending) == 0
+        return
+    with pytest.raises(ValueError, match="y must be a finite number or None"):
+        opt.tell(x, y)
+    np.testing.assert_array_equal(opt.pending, [x])
+    assert len(opt.y) == 0
 
 
 def test_importing_the_engine_does_not_import_ray():
