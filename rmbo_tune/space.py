@@ -100,12 +100,16 @@ class Dimension:
     def _to_unit(self, v: Array) -> Array:
         if self.log:
             return (np.log(v) - math.log(self.low)) / (math.log(self.high) - math.log(self.low))
+        if not math.isfinite(self.high - self.low):  # e.g. (-1e308, 1e308): halve first
+            return (v / 2 - self.low / 2) / (self.high / 2 - self.low / 2)
         return (v - self.low) / (self.high - self.low)
 
     def _from_unit(self, u: Array) -> Array:
         u = np.clip(u, 0.0, 1.0)
         if self.log:
             v = np.exp(math.log(self.low) + u * (math.log(self.high) - math.log(self.low)))
+        elif not math.isfinite(self.high - self.low):
+            v = self.low * (1.0 - u) + self.high * u
         else:
             v = self.low + u * (self.high - self.low)
         return self._snap(v)
@@ -125,7 +129,10 @@ class Dimension:
         if self.kind == "choice":
             return self.categories[int(np.argmax(u))]
         v = float(self._from_unit(u[:1])[0])
-        return round(v) if self.kind == "int" else v
+        if self.kind == "int":
+            # Exact integer bounds: float(2**62 - 1) rounds up to 2**62, Tune's excluded upper.
+            return min(max(round(v), int(self.low)), int(self.high))
+        return v
 
     def columns(self, value: Any, *, clip: bool = False) -> Array:
         """Encode one value into this dimension's columns.
@@ -219,10 +226,13 @@ def _dimension(path: Path, domain: Domain) -> Dimension | None:
             f"{name}: needs finite bounds lower < upper, got ({domain.lower}, {domain.upper})"
         )
     if isinstance(domain, Integer):
+        # Integer arithmetic: bounds beyond 2**53 are not exact as floats.
+        lo_i, up_i = int(domain.lower), int(domain.upper)
         if q is None or q == 1:
-            low, high, q = lower, upper - 1, 1
+            low, high, q = lo_i, up_i - 1, 1
         else:
-            low, high = math.ceil(lower / q) * q, math.floor(upper / q) * q
+            q = int(q)
+            low, high = -(-lo_i // q) * q, (up_i // q) * q
         kind = "int"
     elif isinstance(domain, Float):
         kind = "float"
@@ -241,6 +251,8 @@ def _dimension(path: Path, domain: Domain) -> Dimension | None:
         return None
     if log and low <= 0:
         raise UnsupportedSearchSpaceError(f"{name}: log domains need a positive lower bound")
+    if kind == "int":  # kept exact (JSON holds Python ints exactly)
+        return Dimension(path, kind, low=low, high=high, log=log, q=q)
     return Dimension(path, kind, low=float(low), high=float(high), log=log, q=q)
 
 

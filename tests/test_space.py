@@ -156,3 +156,18 @@ def test_encode_partial_fills_missing_keys_with_the_middle_of_their_range():
     np.testing.assert_array_equal(space.project(x[None])[0], x)
     with pytest.raises(OutOfSpaceError, match="x=2"):
         space.encode_partial({"x": 2})
+
+
+def test_integer_bounds_beyond_float_precision_stay_exact() -> None:
+    space = SearchSpace.from_tune({"n": tune.randint(0, 2**62)})
+    top = space.decode([1.0])["n"]
+    assert top == 2**62 - 1 and isinstance(top, int)  # Tune excludes upper itself
+    assert space.decode([0.0])["n"] == 0
+
+
+def test_a_float_range_wider_than_the_largest_float_decodes_evenly() -> None:
+    space = SearchSpace.from_tune({"x": tune.uniform(-1e308, 1e308)})
+    values = [space.decode([u])["x"] for u in (0.0, 0.25, 0.5, 0.75, 1.0)]
+    assert all(np.isfinite(values)) and values == sorted(values)
+    assert values[2] == 0.0 and values[-1] < 1e308
+    np.testing.assert_allclose(space.encode({"x": values[1]}), [0.25])
