@@ -198,7 +198,15 @@ class RMBOSearcher(Searcher):
         if x is None or trial_id in self._observed or self._engine is None:
             return
         self._observed.add(trial_id)
-        self._engine.tell(x, self._objective(result, error))
+        y, outcome = self._objective(result, error)
+        if outcome == "failed":
+            self._engine.fail(x)  # counted as worse than every success: not proposed again
+        else:
+            self._engine.tell(x, y)
+        for record in reversed(self._history):
+            if record.get("trial_id") == trial_id:
+                record["outcome"] = outcome
+                break
 
     @_one_blas_thread
     def add_evaluated_point(
@@ -217,8 +225,10 @@ class RMBOSearcher(Searcher):
         except OutOfSpaceError as exc:
             logger.warning("RMBOSearcher: ignoring an evaluated point outside the space: %s", exc)
             return
-        y = self._objective(None if error else {self._metric: value}, error)
-        if y is not None:
+        y, outcome = self._objective(None if error else {self._metric: value}, error)
+        if outcome == "failed":
+            engine.fail(x)
+        elif y is not None:
             engine.tell(x, y)
             self.counts["added"] += 1
 
@@ -340,14 +350,16 @@ class RMBOSearcher(Searcher):
         except OutOfSpaceError as exc:
             raise ValueError(f"points_to_evaluate: {exc}") from None
 
-    def _objective(self, result: dict | None, error: bool) -> float | None:
+    def _objective(self, result: dict | None, error: bool) -> tuple[float | None, str]:
+        """The value to maximize and the outcome: "observed"; "failed" (an error or a
+        non-finite value: the configuration is to blame); "dropped" (no usable value)."""
         if error or result is None:
             self.counts["errored"] += 1
-            return None
+            return None, "failed"
         value = flatten(result).get(tuple(self._metric.split("/")), result.get(self._metric))
         if value is None:
             self.counts["missing_metric"] += 1
-            return None
+            return None, "dropped"
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             # "0.5" or True is a bug in the trainable, not a measurement: never coerced.
             self.counts["non_numeric"] += 1
@@ -356,10 +368,10 @@ class RMBOSearcher(Searcher):
                 self._metric,
                 value,
             )
-            return None
+            return None, "dropped"
         v = float(value)
         if not math.isfinite(v):
             self.counts["non_finite"] += 1
-            return None
+            return None, "failed"
         self.counts["observed"] += 1
-        return self._sign * v
+        return self._sign * v, "observed"

@@ -406,3 +406,17 @@ def test_a_metric_that_is_not_a_number_is_counted_never_coerced(value, caplog) -
     assert searcher.counts["non_numeric"] == 1 and searcher.counts["observed"] == 1
     assert searcher.engine is not None and searcher.engine.y.tolist() == [-0.25]
     assert "not a number" in caplog.text
+
+
+def test_an_errored_trial_counts_against_its_region_and_says_so_in_the_history() -> None:
+    searcher = RMBOSearcher(metric="loss", mode="min", seed=0)
+    searcher.set_search_properties("loss", "min", {"x": tune.uniform(0, 1)})
+    searcher.suggest("a")
+    searcher.on_trial_complete("a", error=True)
+    searcher.suggest("b")
+    searcher.on_trial_complete("b", {"loss": float("nan")})
+    searcher.suggest("c")
+    searcher.on_trial_complete("c", {"other": 1.0})
+    engine = searcher.engine
+    assert engine is not None and len(engine.target.failed) == 2 and len(engine.y) == 0
+    assert [h["outcome"] for h in searcher.history] == ["failed", "failed", "dropped"]

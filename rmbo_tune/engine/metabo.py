@@ -4,17 +4,13 @@ Each ``ask`` follows the paper's Algorithm 1: the meta-weights and nu were updat
 latest observation's gaps (``tell``), the method's acquisition combines the target GP with the
 weighted meta-task GPs (:mod:`~rmbo_tune.engine.methods`), and its maximizer is suggested.
 
-Notation
---------
-Everything is maximization over the unit cube ``[0, 1]^dim``.
-t
-    Number of target observations; ``ask`` chooses ``x_{t+1}`` with ``beta_{t+1}``.
-M
-    Number of meta-tasks, each a GP fitted once and fixed.
+Everything is maximization over the unit cube ``[0, 1]^dim``; after ``t`` target
+evaluations ``ask`` chooses ``x_{t+1}`` with ``beta_{t+1}``.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -33,7 +29,7 @@ from rmbo_tune.engine.meta_weights import (
     function_gaps,
     ranking_gaps,
 )
-from rmbo_tune.engine.methods import Context, MetaSamplePool, check_method
+from rmbo_tune.engine.methods import Context, MetaSamplePool, check_method, new_record
 from rmbo_tune.engine.optimize import identity, sobol_points
 from rmbo_tune.engine.options import MetaBOOptions
 from rmbo_tune.engine.priors import LogNormalPrior
@@ -215,9 +211,26 @@ class MetaBO:
         x : array-like of shape (dim,)
             Need not have been asked (warm starts); resolves it if it was pending.
         y : float or None
-            The observed value (maximized). None marks a pending evaluation that failed:
-            it is dropped and nothing is observed.
+            The observed value (maximized). None drops a pending evaluation that produced
+            no value (nothing is learned; see :meth:`fail` for a configuration that failed).
         """
+        point = self._resolve(x, y)
+        if y is None:
+            self.n_failed += 1
+            return
+        self.target.add(point, float(y))
+        self._update()
+        if self._method.robust and self.weight_state.active:
+            self.weight_state.update(self._gaps())
+
+    def fail(self, x: ArrayLike) -> None:
+        """Record that evaluating ``x`` failed (an error, NaN): the target GP counts it as
+        worse than every success, so that the region is not proposed again."""
+        self.target.add(self._resolve(x, None), math.nan)
+        self.n_failed += 1
+        self._update()
+
+    def _resolve(self, x: ArrayLike, y: float | None) -> Array:
         point = cand.as_points(np.asarray(x, dtype=np.float64).reshape(1, -1), self.dim, "x")[0]
         if y is not None and (
             isinstance(y, bool) or not isinstance(y, numbers.Real) or not np.isfinite(y)
@@ -227,14 +240,11 @@ class MetaBO:
             if np.allclose(p, point, rtol=0.0, atol=1e-12):
                 del self._pending[k]
                 break
-        if y is None:
-            self.n_failed += 1
-            return
-        self.target.add(point, float(y))
+        return point
+
+    def _update(self) -> None:
         if self.method != "random":  # random search never uses the target GP
             self.target.refit(self.rng)
-        if self._method.robust and self.weight_state.active:
-            self.weight_state.update(self._gaps())
 
     def _gaps(self) -> Array:
         """Estimated function gaps of the meta-tasks after the latest observation."""
@@ -256,8 +266,7 @@ class MetaBO:
     def add_pending(self, x: ArrayLike) -> None:
         """Mark ``x`` as being evaluated without asking for it (user-supplied points), so
         that suggestions avoid it until it is told."""
-        point = cand.as_points(np.asarray(x, dtype=np.float64).reshape(1, -1), self.dim, "x")[0]
-        self._pending.append(point)
+        self._pending.append(cand.as_points(np.reshape(x, (1, -1)), self.dim, "x")[0])
 
     # ------------------------------------------------------------------ ask
     def ask(self) -> Array:
@@ -273,20 +282,9 @@ class MetaBO:
             If every valid point has been observed or is pending.
         """
         t = len(self.target.y_list)
-        record: dict[str, Any] = {
-            "t": t + 1,
-            "n_pending": len(self._pending),
-            "method": self.method,
-            "nu": self.nu,
-            "weights": None,
-            "gaps": None,
-            "branch": None,
-            "acquisition": None,
-        }
-        if self._method.robust and self._uses_meta:
-            record["weights"] = self.meta_weights.tolist()
-            record["gaps"] = [None if np.isnan(g) else g for g in self.weight_state.last_gaps]
-        exclude = np.vstack([self.X, self.pending])
+        robust = self._method.robust and self._uses_meta
+        record = new_record(t, len(self._pending), self.method, self.nu, self.weight_state, robust)
+        exclude = np.vstack([self.target.X_fit, self.pending])
         build = self._method.builder(self._uses_meta)
         x = None
         if build is None:
@@ -343,7 +341,7 @@ class MetaBO:
             target=acq.CachedTarget(gp, mu_f[:n_fixed], sigma_f[:n_fixed]),
             gp=gp,
             fitted=self.target.model(active),
-            X=self.X,
+            X=self.target.X_fit,
             y=self.target.scaled_y(),
             meta=self.meta,
             weights=self.meta_weights,

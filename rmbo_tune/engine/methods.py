@@ -18,6 +18,7 @@ from rmbo_tune.engine import acquisition as acq
 from rmbo_tune.engine import baselines
 from rmbo_tune.engine.gp import ScaledGP
 from rmbo_tune.engine.meta_models import MetaTaskModels
+from rmbo_tune.engine.meta_weights import MetaWeightState
 from rmbo_tune.engine.options import MetaBOOptions
 from rmbo_tune.engine.rff import RFFPosterior
 from rmbo_tune.engine.types import Array
@@ -170,6 +171,29 @@ def check_method(name: str) -> Method:
     if name not in REGISTRY:
         raise ValueError(f"method must be one of {METHODS}, got {name!r}")
     return REGISTRY[name]
+
+
+def new_record(
+    t: int, n_pending: int, method: str, nu: float, weights: MetaWeightState, robust: bool
+) -> dict[str, Any]:
+    """The diagnostics record of one ``ask``: ``t`` (1-based), pending points, method, nu,
+    and for the robust methods the meta-weights and latest gaps; ``branch`` (which part of
+    the acquisition chose the point), ``acquisition`` (its value) and ``x`` are filled in
+    by the caller."""
+    record: dict[str, Any] = {
+        "t": t + 1,
+        "n_pending": n_pending,
+        "method": method,
+        "nu": nu,
+        "weights": None,
+        "gaps": None,
+        "branch": None,
+        "acquisition": None,
+    }
+    if robust:
+        record["weights"] = weights.weights.tolist()
+        record["gaps"] = [None if np.isnan(g) else g for g in weights.last_gaps]
+    return record
 
 
 class MetaSamplePool:

@@ -7,6 +7,7 @@ fitted hyperparameters (nothing is refitted on load), same incrementally grown f
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -53,8 +54,10 @@ def dump(engine: MetaBO) -> dict[str, Any]:
         "candidates": None if engine.candidates is None else engine.candidates.tolist(),
         "seeds": dict(engine._seeds),
         "rng": engine.rng.bit_generator.state,
-        "X": engine.X.tolist(),
-        "y": engine.y.tolist(),
+        # Every evaluation in arrival order (the factor is grown in that order); None marks
+        # a failed one.
+        "X": engine.target.X_fit.tolist(),
+        "y": [None if np.isnan(v) else v for v in engine.target.y_list],
         "pending": engine.pending.tolist(),
         "n_failed": engine.n_failed,
         "target_hyper": engine.target.hyper.to_dict(),
@@ -84,11 +87,11 @@ def _check(state: Mapping[str, Any]) -> tuple[int, Array, Array]:
         raise ValueError(f"unsupported MetaBO state version {version!r}; expected {STATE_VERSION}")
     dim = int(state["dim"])
     X = _points(state["X"], dim, "X")
-    y = np.asarray(state["y"], dtype=np.float64).reshape(-1)
+    y = np.array([math.nan if v is None else v for v in state["y"]], dtype=np.float64)
     if len(X) != len(y):
         raise ValueError(f"MetaBO state: {len(X)} rows in X but {len(y)} values in y")
-    if not np.all(np.isfinite(y)):
-        raise ValueError("MetaBO state: y contains NaN or inf")
+    if np.isinf(y).any() or np.isnan([v for v in state["y"] if v is not None]).any():
+        raise ValueError("MetaBO state: y contains NaN or inf (a failed evaluation is null)")
     return dim, X, y
 
 

@@ -27,6 +27,8 @@ from rmbo_tune.engine.types import Array
 # a size RESTART_BASE * 2^k was passed. A fit costs O(t^3) per likelihood evaluation:
 # refitting at every step would dominate a long search.
 REFIT_ALWAYS_UNTIL = 20
+# A failed evaluation is imputed this far (in standardized units) below the worst success.
+FAILURE_MARGIN = 1.0
 REFIT_GROWTH = 1.2
 RESTART_BASE = 10
 
@@ -84,6 +86,7 @@ class TargetModel:
         self.dim, self.options = dim, options
         self.hyper, self.prior, self.meta_scale = hyper, prior, meta_scale
         self.cached_points, self.n_fixed = cached_points, n_fixed
+        # Every evaluated point in arrival order; NaN marks a failed evaluation.
         self.X_list: list[Array] = []
         self.y_list: list[float] = []
         # The factor is grown per observation between refits; it was last rebuilt from the
@@ -95,17 +98,28 @@ class TargetModel:
 
     # ------------------------------------------------------------------ data
     @property
-    def X(self) -> Array:
-        """Observed inputs, shape (t, dim)."""
+    def X_fit(self) -> Array:
+        """Inputs the GP is fitted to, failed ones included, shape (n, dim)."""
         return np.array(self.X_list).reshape(-1, self.dim)
 
     @property
+    def failed(self) -> Array:
+        """Inputs whose evaluation failed, shape (n_failed, dim)."""
+        return self.X_fit[np.isnan(self.y_list)] if self.y_list else self.X_fit
+
+    @property
+    def X(self) -> Array:
+        """Successfully observed inputs, shape (t, dim)."""
+        return self.X_fit[~np.isnan(self.y_list)] if self.y_list else self.X_fit
+
+    @property
     def y(self) -> Array:
-        """Observed outputs as told, shape (t,)."""
-        return np.array(self.y_list, dtype=np.float64)
+        """Successfully observed outputs as told, shape (t,)."""
+        y = np.array(self.y_list, dtype=np.float64)
+        return y[~np.isnan(y)]
 
     def add(self, x: Array, y: float) -> None:
-        """Record one observation (the model is refreshed lazily)."""
+        """Record one evaluation, NaN for a failed one (the model is refreshed lazily)."""
         self.X_list.append(x)
         self.y_list.append(y)
         self._model = None
@@ -126,16 +140,31 @@ class TargetModel:
         )
 
     def scaled_y(self) -> Array:
-        """Outputs on the GP's scale (warped and standardized, or on the meta-tasks')."""
-        y = self.y
+        """Outputs on the GP's scale (warped and standardized, or on the meta-tasks'), for
+        every point of :attr:`X_fit`.
+
+        A failed evaluation counts as worse than every success, by ``FAILURE_MARGIN`` on
+        this scale (or at ``-FAILURE_MARGIN`` before any success): the GP learns to avoid
+        the region instead of proposing it again.
+        """
+        y = np.array(self.y_list, dtype=np.float64)
+        ok = ~np.isnan(y)
+        out = np.full(len(y), -FAILURE_MARGIN)
+        if not ok.any():
+            return out
+        z = y[ok]
         if self.borrows_meta_scale():
             assert self.meta_scale is not None
             c, a = self.meta_scale
-            return (y - c) / a  # the meta-tasks' scale: no warp of its own
-        if self.options.target_warp == "rank" and len(y) > 2:
-            y = normal_scores(y)
-        loc, scale = standardization(y)
-        return (y - loc) / scale
+            z = (z - c) / a  # the meta-tasks' scale: no warp of its own
+        else:
+            if self.options.target_warp == "rank" and len(z) > 2:
+                z = normal_scores(z)
+            loc, scale = standardization(z)
+            z = (z - loc) / scale
+        out[ok] = z
+        out[~ok] = z.min() - FAILURE_MARGIN
+        return out
 
     def _standardization(self, yc: Array) -> tuple[float, float]:
         return (0.0, 1.0) if self.borrows_meta_scale() else standardization(yc)
@@ -146,7 +175,7 @@ class TargetModel:
         f = self._factor
         if f is None:
             f = FixedPointFactor(
-                self.X[: self.factor_base],
+                self.X_fit[: self.factor_base],
                 self.cached_points[:n_points],
                 self.hyper,
                 kind=self.options.kernel,
@@ -195,7 +224,7 @@ class TargetModel:
         size = RESTART_BASE * 2 ** int(np.log2(t / RESTART_BASE)) if t >= RESTART_BASE else None
         full = t == opt.min_fit_observations or (size is not None and base < size)
         self.hyper = fit_hyperparameters(
-            self.X,
+            self.X_fit,
             (yc - loc) / scale,
             kind=opt.kernel,
             rng=rng,

@@ -403,3 +403,28 @@ def test_state_of_version_1_loads_with_that_engines_options():
         del state["options"][name]
     restored = MetaBO.from_state_dict(state)
     assert restored.options == opt.options
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_failing_region_is_not_proposed_again(seed):
+    # Every x > 0.5 fails; the best successful value lies at the edge of that region.
+    opt = MetaBO(1, seed=seed)
+    for x in np.linspace(0.05, 0.45, 5):
+        opt.tell([x], float(x))
+    failed = []
+    for _ in range(20):
+        x = opt.ask()
+        if x[0] > 0.5:
+            failed.append(float(x[0]))
+            opt.fail(x)
+        else:
+            opt.tell(x, float(x[0]))
+    assert len(failed) <= 4 and opt.n_failed == len(failed)
+    ok = opt.X[:, 0]
+    for i, a in enumerate(failed):
+        # Never again within 0.05 of a failure, unless nearer still to a success (the model
+        # then has evidence that the neighbourhood succeeds: the boundary is being refined).
+        for b in failed[:i]:
+            assert abs(a - b) >= 0.05 or np.abs(ok - a).min() < abs(a - b), (a, b)
+    assert opt.y.max() > 0.48  # and the search still closes in on the boundary
+    np.testing.assert_array_equal(np.sort(opt.target.failed[:, 0]), np.sort(failed))

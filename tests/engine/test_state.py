@@ -76,3 +76,16 @@ def test_load_refits_nothing() -> None:
     assert twin.target.hyper.to_dict() == opt.target.hyper.to_dict()
     assert [h.to_dict() for h in twin._meta_hypers] == [h.to_dict() for h in opt._meta_hypers]
     np.testing.assert_array_equal(twin.ask(), opt.ask())
+
+
+def test_failed_evaluations_survive_a_round_trip_in_order() -> None:
+    opt = _engine(3)
+    x = opt.ask()
+    opt.fail(x)
+    opt.tell(opt.ask(), -0.1)
+    saved = json.loads(json.dumps(st.dump(opt)))
+    assert saved["y"][3] is None
+    twin = MetaBO.from_state_dict(saved)
+    np.testing.assert_array_equal(twin.target.X_fit, opt.target.X_fit)
+    np.testing.assert_array_equal(twin.target.failed, [x])
+    np.testing.assert_array_equal(twin.ask(), opt.ask())

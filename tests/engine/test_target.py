@@ -87,3 +87,17 @@ def test_initial_hyper_takes_the_median_meta_length_scales_but_unit_signal() -> 
     assert h.noise_var == pytest.approx(1e-3)
     default = initial_hyper([], 2, 1e-6)
     assert default.to_dict() == GPHyperparameters.default(2, noise_floor=1e-6).to_dict()
+
+
+def test_failed_evaluations_are_imputed_below_every_success() -> None:
+    m = _model()
+    m.add(np.array([0.1, 0.1]), np.nan)
+    np.testing.assert_array_equal(m.scaled_y(), [-1.0])  # no success yet
+    for i, v in enumerate([3.0, 1.0, 2.0]):
+        m.add(np.array([0.2 + i / 10, 0.5]), v)
+    m.add(np.array([0.9, 0.9]), np.nan)
+    z = m.scaled_y()
+    assert len(z) == len(m.X_fit) == 5 and len(m.X) == 3 and len(m.failed) == 2
+    ok = z[1:4]
+    np.testing.assert_allclose(z[[0, 4]], ok.min() - 1.0)
+    np.testing.assert_array_equal(m.y, [3.0, 1.0, 2.0])
