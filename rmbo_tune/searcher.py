@@ -7,18 +7,16 @@ A thin adapter: Tune configs are encoded into the unit cube (:mod:`rmbo_tune.spa
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import logging
 import math
 import numbers
 import os
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from ray.tune.search import Searcher
-from threadpoolctl import ThreadpoolController
 
 from rmbo_tune.diagnostics import HISTORY_FILE, name_by_task, write_history
 from rmbo_tune.engine import MetaBO, MetaBOOptions, SearchSpaceExhausted
@@ -27,6 +25,7 @@ from rmbo_tune.exceptions import OutOfSpaceError
 from rmbo_tune.meta_tasks._compact import PendingMetaTasks
 from rmbo_tune.space import SearchSpace, flatten, has_domains
 from rmbo_tune.space_codec import config_to_json, space_from_json, space_to_json
+from rmbo_tune.threads import one_blas_thread
 
 logger = logging.getLogger(__name__)
 
@@ -41,27 +40,20 @@ _COUNTS = (
     "dropped_meta_configs",
 )
 
-_F = TypeVar("_F", bound=Callable[..., Any])
-_BLAS: ThreadpoolController | None = None
+
+def _metric_value(result: Mapping[str, Any], metric: str) -> Any:
+    """``result[metric]``, ``"a/b"`` also read from nested results; None if absent."""
+    return flatten(result).get(tuple(metric.split("/")), result.get(metric))
 
 
-def _one_blas_thread(method: _F) -> _F:
-    """Run the engine with BLAS limited to one thread.
-
-    In the Tune driver, BLAS threads compete with the trials' processes for the same cores;
-    on two cores that made the overhead benchmark four times slower. The engine's matrices
-    are small (hundreds of rows), so one thread loses nothing.
-    """
-
-    @functools.wraps(method)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        global _BLAS
-        if _BLAS is None:
-            _BLAS = ThreadpoolController()
-        with _BLAS.limit(limits=1, user_api="blas"):
-            return method(*args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
+def _rewards(values: Sequence[Any]) -> list[float]:
+    """``evaluated_rewards`` as floats; a value that is not a finite number is named."""
+    out = []
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+            raise ValueError(f"evaluated_rewards[{i}] = {v!r} is not a finite number")
+        out.append(float(v))
+    return out
 
 
 class RMBOSearcher(Searcher):
@@ -120,6 +112,8 @@ class RMBOSearcher(Searcher):
     ) -> None:
         if mode not in (None, "min", "max"):
             raise ValueError(f"mode must be 'min' or 'max', got {mode!r}")
+        if metric is not None and (not isinstance(metric, str) or not metric):
+            raise ValueError(f"metric must be a metric name (a string), got {metric!r}")
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
         if seed is not None and (not isinstance(seed, int | np.integer) or isinstance(seed, bool)):
@@ -136,10 +130,11 @@ class RMBOSearcher(Searcher):
                 f"evaluated_rewards has {len(evaluated_rewards)} values for "
                 f"{len(self._points)} points_to_evaluate"
             )
-        self._rewards = None if evaluated_rewards is None else list(map(float, evaluated_rewards))
+        self._rewards = None if evaluated_rewards is None else _rewards(evaluated_rewards)
         self._max_concurrent: int | None = None
         self._engine: MetaBO | None = None
         self._live: dict[str, list[float]] = {}
+        self._reported: dict[str, Any] = {}  # latest value of the metric per live trial
         self._observed: set[str] = set()
         self._history: list[dict] = []
         self.counts = dict.fromkeys(_COUNTS, 0)
@@ -152,12 +147,24 @@ class RMBOSearcher(Searcher):
             return False  # a space given twice: Tune raises a clear error for this
         if self._engine is not None:
             return False
+        for name, mine, given in (("metric", self._metric, metric), ("mode", self._mode, mode)):
+            if mine and given and mine != given:
+                raise ValueError(
+                    f"RMBOSearcher was given {name}={mine!r} but TuneConfig has {name}="
+                    f"{given!r}; give the {name} in one place"
+                )
         if config and self._space is None:
             self._space = SearchSpace.from_tune(config)
         self._metric = metric or self._metric
         if mode and mode not in ("min", "max"):
             raise ValueError(f"mode must be 'min' or 'max', got {mode!r}")
         self._mode = mode or self._mode
+        if self._space is not None:
+            for i, point in enumerate(self._points):  # refuse now, not at the 1st suggestion
+                try:
+                    self._space.encode_partial(point)
+                except OutOfSpaceError as exc:
+                    raise ValueError(f"points_to_evaluate[{i}]: {exc}") from None
         return True
 
     def set_max_concurrency(self, max_concurrent: int) -> bool:
@@ -165,7 +172,7 @@ class RMBOSearcher(Searcher):
         self._max_concurrent = int(max_concurrent) if max_concurrent else None
         return True
 
-    @_one_blas_thread
+    @one_blas_thread
     def suggest(self, trial_id: str) -> dict | str | None:
         """The next config, None to wait (concurrency limit), or FINISHED (space exhausted)."""
         engine = self._ensure_engine()
@@ -189,15 +196,26 @@ class RMBOSearcher(Searcher):
         self._history.append(name_by_task(record, self._task_names))
         return config
 
-    @_one_blas_thread
+    @one_blas_thread
+    def on_trial_result(self, trial_id: str, result: dict) -> None:
+        """Remember the trial's latest value of the metric, for a final result without it."""
+        value = _metric_value(result, self._metric) if self._metric else None
+        if trial_id in self._live and isinstance(value, numbers.Real) and value is not True:
+            self._reported[trial_id] = float(value)
+
     def on_trial_complete(
         self, trial_id: str, result: dict | None = None, error: bool = False
     ) -> None:
-        """Tell the engine the trial's final metric (or its failure); never twice."""
+        """Tell the engine the trial's final metric (or its failure); never twice. Without
+        the metric in the final result, the last value the trial reported for it counts."""
         x = self._live.pop(trial_id, None)
+        last = self._reported.pop(trial_id, None)
         if x is None or trial_id in self._observed or self._engine is None:
             return
         self._observed.add(trial_id)
+        if not error and last is not None and result is not None:
+            if _metric_value(result, self._metric or "") is None:
+                result = {**result, self._metric: last}
         y, outcome = self._objective(result, error)
         if outcome == "failed":
             self._engine.fail(x)  # counted as worse than every success: not proposed again
@@ -208,7 +226,7 @@ class RMBOSearcher(Searcher):
                 record["outcome"] = outcome
                 break
 
-    @_one_blas_thread
+    @one_blas_thread
     def add_evaluated_point(
         self,
         parameters: dict,
@@ -247,6 +265,7 @@ class RMBOSearcher(Searcher):
             "space": None if self._space is None else space_to_json(self._space),
             "engine": engine,
             "live": self._live,
+            "reported": self._reported,
             "observed": sorted(self._observed),
             "points": [config_to_json(p) for p in self._points],
             "rewards": self._rewards,
@@ -268,7 +287,7 @@ class RMBOSearcher(Searcher):
             counts=self.counts,
         )
 
-    @_one_blas_thread
+    @one_blas_thread
     def restore(self, checkpoint_path: str) -> None:
         """Load state written by :meth:`save`."""
         with open(checkpoint_path) as fh:
@@ -283,6 +302,7 @@ class RMBOSearcher(Searcher):
             restored = space_from_json(state["space"])
             self._space = restored if self._space is None else self._space
         self._live = {k: list(v) for k, v in state["live"].items()}
+        self._reported = dict(state.get("reported", {}))
         self._observed = set(state["observed"])
         self._points, self._rewards = state["points"], state["rewards"]
         self._history = state["history"]
@@ -356,7 +376,7 @@ class RMBOSearcher(Searcher):
         if error or result is None:
             self.counts["errored"] += 1
             return None, "failed"
-        value = flatten(result).get(tuple(self._metric.split("/")), result.get(self._metric))
+        value = _metric_value(result, self._metric)
         if value is None:
             self.counts["missing_metric"] += 1
             return None, "dropped"

@@ -420,3 +420,50 @@ def test_an_errored_trial_counts_against_its_region_and_says_so_in_the_history()
     engine = searcher.engine
     assert engine is not None and len(engine.target.failed) == 2 and len(engine.y) == 0
     assert [h["outcome"] for h in searcher.history] == ["failed", "failed", "dropped"]
+
+
+def test_a_final_result_without_the_metric_falls_back_to_the_last_reported_value() -> None:
+    searcher = RMBOSearcher(metric="loss", mode="min", seed=0)
+    searcher.set_search_properties("loss", "min", {"x": tune.uniform(0, 1)})
+    searcher.suggest("a")
+    searcher.on_trial_result("a", {"loss": 0.5})
+    searcher.on_trial_result("a", {"loss": 0.3})
+    searcher.on_trial_result("a", {"other": 1.0})
+    searcher.on_trial_complete("a", {"other": 1.0})
+    assert searcher.engine is not None and searcher.engine.y.tolist() == [-0.3]
+    assert searcher.counts["observed"] == 1 and searcher.counts["missing_metric"] == 0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"metric": 123}, ValueError, "metric must be a metric name"),
+        (
+            {"points_to_evaluate": [{"x": 0.5}], "evaluated_rewards": [float("nan")]},
+            ValueError,
+            r"evaluated_rewards\[0\] = nan is not a finite number",
+        ),
+        ({"meta_tasks": 5}, TypeError, "meta_tasks: 0 is 5 \\(int\\)"),
+        ({"meta_metric_map": {"a": "b"}}, TypeError, "meta_metric_map: metric_map\\['a'\\]"),
+        ({"meta_metric_map": [1]}, TypeError, "meta_metric_map: metric_map must be a dict"),
+    ],
+)
+def test_bad_arguments_are_refused_by_the_constructor(kwargs, error, message) -> None:
+    with pytest.raises(error, match=message):
+        RMBOSearcher(**kwargs)
+
+
+def test_a_metric_or_mode_given_twice_differently_is_refused() -> None:
+    searcher = RMBOSearcher(metric="a", mode="min")
+    with pytest.raises(ValueError, match="metric='a' but TuneConfig has metric='b'"):
+        searcher.set_search_properties("b", "min", {"x": tune.uniform(0, 1)})
+    searcher = RMBOSearcher(metric="a", mode="min")
+    with pytest.raises(ValueError, match="mode='min' but TuneConfig has mode='max'"):
+        searcher.set_search_properties("a", "max", {"x": tune.uniform(0, 1)})
+    assert RMBOSearcher(metric="a", mode="min").set_search_properties("a", None, {})
+
+
+def test_points_to_evaluate_outside_the_space_are_refused_when_the_space_is_known() -> None:
+    searcher = RMBOSearcher(metric="a", mode="min", points_to_evaluate=[{"c": "x"}, {"c": "z"}])
+    with pytest.raises(ValueError, match=r"points_to_evaluate\[1\]: c='z' is not one of"):
+        searcher.set_search_properties("a", "min", {"c": tune.choice(["x", "y"])})

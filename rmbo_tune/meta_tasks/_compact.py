@@ -22,7 +22,14 @@ import numpy as np
 from rmbo_tune.engine.types import Array
 from rmbo_tune.exceptions import OutOfSpaceError
 from rmbo_tune.meta_tasks._loader import load_meta_tasks
-from rmbo_tune.meta_tasks._sources import check_path, is_pair, is_path, normalize_sources
+from rmbo_tune.meta_tasks._reduce import candidates
+from rmbo_tune.meta_tasks._sources import (
+    check_path,
+    is_loadable,
+    is_pair,
+    is_path,
+    normalize_sources,
+)
 from rmbo_tune.space import SearchSpace, flatten
 
 logger = logging.getLogger(__name__)
@@ -177,10 +184,16 @@ def split_sources(meta_tasks: Any) -> tuple[list[CompactTask], list[Entry]]:
             ready.append(CompactTask(name or f"task_{i}", list(configs), list(values)))
         elif hasattr(task, "configs") and hasattr(task, "values") and hasattr(task, "mode"):
             ready.append(CompactTask.from_task(task, name))
-        else:
+        elif is_loadable(task):
             if is_path(task):
                 check_path(task)
             deferred.append((name, task))
+        else:
+            raise TypeError(
+                f"meta_tasks: {name or i!r} is {task!r} ({type(task).__name__}); a meta-task "
+                "source is a path, glob or URI, an ExperimentAnalysis, a ResultGrid, a pandas "
+                "DataFrame, a MetaTask or a (configs, values) pair"
+            )
     return ready, deferred
 
 
@@ -291,6 +304,10 @@ class PendingMetaTasks:
     ) -> None:
         if scope not in ("best", "last"):
             raise ValueError(f"meta_scope must be 'best' or 'last', got {scope!r}")
+        try:  # checked now, not when the search starts
+            candidates("<metric>", metric_map)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"meta_metric_map: {exc}") from None
         self.ready, self.deferred = split_sources(meta_tasks)
         self.scope, self.metric_map = scope, metric_map
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,7 +26,7 @@ from rmbo_tune.meta_tasks._records import (
 )
 from rmbo_tune.meta_tasks._reduce import MetricReader, candidates, is_num, keep_finite
 from rmbo_tune.meta_tasks._report import LoadReport, MetaTask
-from rmbo_tune.meta_tasks._sources import is_pair, is_path, normalize_sources
+from rmbo_tune.meta_tasks._sources import instance_of, is_pair, is_path, normalize_sources
 
 
 class _Context:
@@ -125,11 +124,6 @@ def _from_metatask(ctx: _Context, task: MetaTask) -> MetaTask:
 # --- dispatch ----------------------------------------------------------------------------------
 
 
-def _instance(obj: Any, module: str, name: str) -> bool:
-    mod = sys.modules.get(module)  # not imported: obj cannot be one
-    return mod is not None and isinstance(obj, getattr(mod, name))
-
-
 def _load_one(ctx: _Context, src: Any, name: str | None, index: int) -> list[MetaTask]:
     if isinstance(src, MetaTask):
         task = _from_metatask(ctx, src)
@@ -139,16 +133,16 @@ def _load_one(ctx: _Context, src: Any, name: str | None, index: int) -> list[Met
         return [_from_pair(ctx, src, name or f"task_{index}")]
     if is_path(src):
         return _load_path(ctx, src, name)
-    if _instance(src, "pandas", "DataFrame"):
+    if instance_of(src, "pandas", "DataFrame"):
         report = LoadReport("DataFrame", reader="DataFrame")
         records = records_from_frame(src, "DataFrame")
         return [_from_records(ctx, records, name or f"task_{index}", report)]
-    if _instance(src, "ray.tune", "ResultGrid"):
+    if instance_of(src, "ray.tune", "ResultGrid"):
         path = str(src.experiment_path)
         report = LoadReport(path, reader="ResultGrid")
         records = records_from_result_grid(src)
         return [_from_records(ctx, records, name or os.path.basename(path.rstrip("/")), report)]
-    if _instance(src, "ray.tune", "ExperimentAnalysis"):
+    if instance_of(src, "ray.tune", "ExperimentAnalysis"):
         path = str(src.experiment_path)
         report = LoadReport(path, reader="ExperimentAnalysis")
         records = records_from_analysis(src)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import glob
 import os
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -98,3 +99,24 @@ def check_path(path: str | os.PathLike) -> None:
             raise FileNotFoundError(f"meta_tasks: no path matches the glob {path!r}")
     elif not os.path.exists(expanded):
         raise FileNotFoundError(f"meta_tasks: no such file or directory: {path!r}")
+
+
+# Result objects read through their own API, by (module, class name); the module is not
+# imported here: an object of a module that was never imported cannot be one.
+RESULT_TYPES = (
+    ("pandas", "DataFrame"),
+    ("ray.tune", "ResultGrid"),
+    ("ray.tune", "ExperimentAnalysis"),
+)
+
+
+def instance_of(obj: Any, module: str, name: str) -> bool:
+    """``isinstance(obj, module.name)`` without importing ``module``."""
+    mod = sys.modules.get(module)
+    return mod is not None and isinstance(obj, getattr(mod, name))
+
+
+def is_loadable(obj: Any) -> bool:
+    """A source the loader reads: a path, glob or URI, a DataFrame, a ResultGrid or an
+    ExperimentAnalysis (pairs and ``MetaTask`` objects are in memory already)."""
+    return is_path(obj) or any(instance_of(obj, m, n) for m, n in RESULT_TYPES)
