@@ -66,3 +66,22 @@ def test_synthetic_bench_writes_outputs(tmp_path, capsys) -> None:
     assert code == 0
     assert (out / "results.json").is_file() and (out / "best_so_far.png").is_file()
     assert "| rm-gp-ucb | 2 |" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["bench", "synthetic", "--iterations", "-5"],
+        ["bench", "synthetic", "--functions", "0"],
+        ["bench", "cartpole", "--budget", "0"],
+        ["bench", "cartpole", "--seeds", "0"],
+        ["bench", "cartpole", "--budget", "-3"],
+        ["bench", "tabular", "--suite", "svm", "--seeds", "0"],
+        ["demo", "--budget", "0"],
+    ],
+)
+def test_counts_below_one_are_usage_errors_before_anything_runs(argv, capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    assert "must be >= 1" in capsys.readouterr().err

@@ -26,6 +26,7 @@ from typing import Any
 
 from rmbo_tune.bench import report
 from rmbo_tune.bench.console import Progress, ray_logs_to_file
+from rmbo_tune.bench.options import positive_int
 from rmbo_tune.bench.tasks import cartpole_task
 from rmbo_tune.bench.tune_runner import run_benchmark
 
@@ -65,15 +66,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         The results document of :mod:`rmbo_tune.bench.report`.
     """
     p = argparse.ArgumentParser(prog="rmbo-tune demo", description=__doc__.split("\n\n")[0])
-    p.add_argument("--seeds", type=int, default=5, help="runs per method (default 5)")
-    p.add_argument("--budget", type=int, default=30, help="trials per run (default 30)")
-    p.add_argument("--meta-samples", type=int, default=50, help="trials per meta-task (50)")
+    p.add_argument("--seeds", type=positive_int, default=5, help="runs per method (default 5)")
+    p.add_argument("--budget", type=positive_int, default=30, help="trials per run (default 30)")
+    p.add_argument(
+        "--meta-samples", type=positive_int, default=50, help="trials per meta-task (50)"
+    )
     p.add_argument("--out", default="rmbo-tune-demo", help="output directory")
-    p.add_argument("--num-cpus", type=int, default=2, help="CPUs for the local Ray (2)")
+    p.add_argument("--num-cpus", type=positive_int, default=2, help="CPUs for the local Ray (2)")
     a = p.parse_args(argv)
-    for name in ("seeds", "budget", "meta_samples", "num_cpus"):
-        if getattr(a, name) < 1:
-            p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(a, name)}")
     _check_dependencies()
     # Tune's new console output prints a configuration box per experiment; the demo runs 25
     # experiments and prints its own one-line progress instead.

@@ -23,6 +23,7 @@ from collections.abc import Sequence  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from rmbo_tune.bench.options import nonnegative_int, positive_int  # noqa: E402
 from rmbo_tune.engine import MetaBO  # noqa: E402
 from rmbo_tune.engine.gp import GaussianProcess, GPHyperparameters  # noqa: E402
 
@@ -85,11 +86,13 @@ def time_joint_gp(tasks, n_candidates: int, dim: int, n_target: int, rng) -> flo
 def main(argv: Sequence[str] | None = None) -> None:
     """Command-line entry point."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--tasks", type=int, default=60)
-    p.add_argument("--obs", type=int, default=130)
-    p.add_argument("--dim", type=int, default=8)
-    p.add_argument("--noise-tasks", type=int, default=10, help="meta-tasks of pure noise")
-    p.add_argument("--iterations", type=int, default=50)
+    p.add_argument("--tasks", type=positive_int, default=60)
+    p.add_argument("--obs", type=positive_int, default=130)
+    p.add_argument("--dim", type=positive_int, default=8)
+    p.add_argument(
+        "--noise-tasks", type=nonnegative_int, default=10, help="meta-tasks of pure noise"
+    )
+    p.add_argument("--iterations", type=positive_int, default=50)
     p.add_argument(
         "--methods", nargs="+", default=["rm-gp-ucb", "rm-gp-ts", "gp-ucb", "rgpe", "taf"]
     )

@@ -25,6 +25,8 @@ import tempfile
 import time
 from collections.abc import Sequence
 
+from rmbo_tune.bench.options import positive_int
+
 # Sizes of the hex-encoded cloudpickle blobs in a Ray 2.60 state file (measured).
 _BLOBS = {"storage": 1200, "placement_group_factory": 340, "checkpoint_manager": 780}
 _TUNE_KEYS = ("time_this_iter_s", "time_total_s", "time_since_restore")
@@ -181,10 +183,10 @@ def _time(fn, repeat: int) -> list[float]:
 def main(argv: Sequence[str] | None = None) -> None:
     """Synthesize experiments, time ``load_meta_tasks`` on them and print the figures."""
     parser = argparse.ArgumentParser(prog="python -m rmbo_tune.bench.load_time")
-    parser.add_argument("--experiments", type=int, default=100)
-    parser.add_argument("--trials", type=int, default=200)
-    parser.add_argument("--iterations", type=int, default=10)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--experiments", type=positive_int, default=100)
+    parser.add_argument("--trials", type=positive_int, default=200)
+    parser.add_argument("--iterations", type=positive_int, default=10)
+    parser.add_argument("--repeat", type=positive_int, default=3)
     parser.add_argument("--no-state", action="store_true", help="also time the fallback")
     parser.add_argument("--dir", help="write here (kept) instead of a temporary directory")
     args = parser.parse_args(argv)

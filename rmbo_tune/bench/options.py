@@ -10,6 +10,26 @@ from typing import Any
 from rmbo_tune.engine.options import MetaBOOptions
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1 (a count of seeds, trials, functions...)."""
+    return _int_at_least(text, 1)
+
+
+def nonnegative_int(text: str) -> int:
+    """An argparse type: an integer >= 0."""
+    return _int_at_least(text, 0)
+
+
+def _int_at_least(text: str, low: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"must be >= {low}, got {value}")
+    return value
+
+
 def add_option_argument(parser: argparse.ArgumentParser) -> None:
     """Add the repeatable ``--option NAME=VALUE`` argument (read by :func:`parse_options`)."""
     parser.add_argument(

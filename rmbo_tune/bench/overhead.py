@@ -21,7 +21,12 @@ import ray
 from ray import tune
 from threadpoolctl import threadpool_limits
 
-from rmbo_tune.bench.options import add_option_argument, parse_options
+from rmbo_tune.bench.options import (
+    add_option_argument,
+    nonnegative_int,
+    parse_options,
+    positive_int,
+)
 from rmbo_tune.engine import MetaBO
 from rmbo_tune.searcher import RMBOSearcher
 from rmbo_tune.space import SearchSpace
@@ -176,10 +181,10 @@ def engine_only(n_trials: int, n_meta: int, seed: int, **options: Any) -> dict:
 def main(argv: Sequence[str] | None = None) -> None:
     """Command-line entry point."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--trials", type=int, default=200)
-    p.add_argument("--meta-tasks", type=int, default=20)
+    p.add_argument("--trials", type=positive_int, default=200)
+    p.add_argument("--meta-tasks", type=nonnegative_int, default=20)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--repeats", type=int, default=1, help="measured runs of each setting")
+    p.add_argument("--repeats", type=positive_int, default=1, help="measured runs of each setting")
     add_option_argument(p)
     p.add_argument(
         "--engine-only",

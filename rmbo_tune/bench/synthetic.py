@@ -25,6 +25,7 @@ import numpy as np
 from scipy import optimize
 
 from rmbo_tune.bench import report
+from rmbo_tune.bench.options import positive_int
 from rmbo_tune.engine import MetaBO
 from rmbo_tune.engine.types import Array
 
@@ -181,8 +182,8 @@ def run(
 def main(argv: Sequence[str] | None = None) -> None:
     """Command-line entry point."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--functions", type=int, default=20)
-    p.add_argument("--iterations", type=int, default=50)
+    p.add_argument("--functions", type=positive_int, default=20)
+    p.add_argument("--iterations", type=positive_int, default=50)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--methods", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     p.add_argument(
@@ -200,11 +201,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         action="store_true",
         help="every meta-task observes -f (gaps 0.05): they point at the target's minimum",
     )
-    p.add_argument("--dim", type=int, default=1, help="input dimension (default 1, the paper's)")
+    p.add_argument(
+        "--dim", type=positive_int, default=1, help="input dimension (default 1, the paper's)"
+    )
     a = p.parse_args(argv)
-    for name in ("functions", "iterations", "dim"):
-        if getattr(a, name) < 1:
-            p.error(f"--{name} must be a positive integer, got {getattr(a, name)}")
     if a.dissimilar and a.adversarial:
         p.error("choose one of --dissimilar and --adversarial")
     gaps = DISSIMILAR_GAPS if a.dissimilar else ADVERSARIAL_GAPS if a.adversarial else PAPER_GAPS

@@ -77,6 +77,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rmbo_tune.bench import report
+from rmbo_tune.bench.options import positive_int
 from rmbo_tune.bench.tabular_data import (
     Encoding,
     TabularBenchmark,
@@ -150,10 +151,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--ignore-columns", default="", help="comma-separated columns to drop")
     p.add_argument("--targets", default="", help="comma-separated target tasks (default: all)")
     p.add_argument("--methods", default=",".join(METHODS), help=f"from {','.join(METHODS)}")
-    p.add_argument("--budget", type=int, default=None, help="default 30 (suite: 50)")
-    p.add_argument("--seeds", type=int, default=None, help="per target and method (5; suite 3)")
+    p.add_argument("--budget", type=positive_int, default=None, help="default 30 (suite: 50)")
+    p.add_argument(
+        "--seeds", type=positive_int, default=None, help="per target and method (5; suite 3)"
+    )
     p.add_argument("--seed", type=int, default=0, help="base seed")
-    p.add_argument("--meta-samples", type=int, default=None, help="rows per meta-task (suite: 50)")
+    p.add_argument(
+        "--meta-samples", type=positive_int, default=None, help="rows per meta-task (suite: 50)"
+    )
     p.add_argument(
         "--option",
         action="append",

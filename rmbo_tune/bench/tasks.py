@@ -34,7 +34,12 @@ from typing import Any
 
 from rmbo_tune.bench import report
 from rmbo_tune.bench.console import ray_logs_to_file
-from rmbo_tune.bench.options import add_option_argument, parse_options
+from rmbo_tune.bench.options import (
+    add_option_argument,
+    nonnegative_int,
+    parse_options,
+    positive_int,
+)
 from rmbo_tune.bench.search_algs import METHODS, optuna_available
 from rmbo_tune.bench.tune_runner import SOURCES, run_benchmark
 from rmbo_tune.bench.tune_task import TuneTask
@@ -232,14 +237,18 @@ def main(argv: Sequence[str] | None = None, *, task_name: str | None = None) -> 
     if task_name is None:
         p.add_argument("task", choices=sorted(TASKS))
     p.add_argument("--methods", nargs="+", choices=list(METHODS), default=None)
-    p.add_argument("--seeds", type=int, default=5, help="runs per method (seeds 0..N-1)")
-    p.add_argument("--budget", type=int, default=None, help="trials per run")
-    p.add_argument("--meta-samples", type=int, default=None, help="trials per meta-task")
+    p.add_argument("--seeds", type=positive_int, default=5, help="runs per method (seeds 0..N-1)")
+    p.add_argument("--budget", type=positive_int, default=None, help="trials per run")
+    p.add_argument("--meta-samples", type=positive_int, default=None, help="trials per meta-task")
     p.add_argument("--source", choices=SOURCES, default="gp-ucb", help="meta-task search")
     p.add_argument("--horizons", type=_int_list, default=None, help="e.g. 1,5,10,30")
     p.add_argument("--out", default=None, help="output directory")
-    p.add_argument("--epochs", type=int, default=None, help="epochs per trial (pima/cnn/omniglot)")
-    p.add_argument("--n-meta", type=int, default=None, help="meta-task count (cartpole: random)")
+    p.add_argument(
+        "--epochs", type=positive_int, default=None, help="epochs per trial (pima/cnn/omniglot)"
+    )
+    p.add_argument(
+        "--n-meta", type=nonnegative_int, default=None, help="meta-task count (cartpole: random)"
+    )
     p.add_argument("--metric", default=None, help="pima: val_loss (default) or val_error")
     p.add_argument(
         "--target-state",
@@ -249,7 +258,9 @@ def main(argv: Sequence[str] | None = None, *, task_name: str | None = None) -> 
         metavar=("X", "X_DOT", "THETA", "THETA_DOT"),
         help="cartpole: the target's initial state (default: at rest)",
     )
-    p.add_argument("--num-cpus", type=int, default=None, help="for ray.init when not running")
+    p.add_argument(
+        "--num-cpus", type=positive_int, default=None, help="for ray.init when not running"
+    )
     add_option_argument(p)
     a = p.parse_args(argv)
     options = parse_options(a.option)  # names a bad option before any experiment runs

@@ -28,3 +28,16 @@ def test_unknown_or_invalid_options_are_named_at_once() -> None:
         parse_options(["n_polsh=1"])
     with pytest.raises(ValueError, match="n_polish"):
         parse_options(["n_polish=-1"])
+
+
+def test_count_arguments_refuse_zero_negative_and_non_integers() -> None:
+    import argparse
+
+    from rmbo_tune.bench.options import nonnegative_int, positive_int
+
+    assert positive_int("3") == 3 and nonnegative_int("0") == 0
+    for bad, fn in (("0", positive_int), ("-3", positive_int), ("-1", nonnegative_int)):
+        with pytest.raises(argparse.ArgumentTypeError, match="must be >= "):
+            fn(bad)
+    with pytest.raises(argparse.ArgumentTypeError, match=r"'2\.5' is not an integer"):
+        positive_int("2.5")
