@@ -234,7 +234,9 @@ def load_deferred(
         if named
         else [src for _, src in deferred]
     )
-    tasks = load_meta_tasks(sources, metric, mode, space=space, scope=scope, metric_map=metric_map)
+    tasks = load_meta_tasks(
+        sources, metric, mode, space=space, scope=scope, metric_map=metric_map, on_error="skip"
+    )
     for task in tasks:
         logger.info("RMBOSearcher meta-task %s", task.report.summary())
     return [CompactTask.from_task(t) for t in tasks]
@@ -315,7 +317,19 @@ class PendingMetaTasks:
         self, space: SearchSpace, metric: str, mode: str
     ) -> tuple[list[tuple[Array, Array]], list[str], int]:
         """Load the deferred sources and encode every task, as :func:`engine_tasks` does."""
-        loaded = load_deferred(
-            self.deferred, metric, mode, space=space, scope=self.scope, metric_map=self.metric_map
-        )
+        try:
+            loaded = load_deferred(
+                self.deferred,
+                metric,
+                mode,
+                space=space,
+                scope=self.scope,
+                metric_map=self.metric_map,
+            )
+        except ValueError as exc:
+            if not self.ready:
+                raise
+            # The in-memory meta-tasks are still usable: search with them.
+            logger.warning("RMBOSearcher: %s", exc)
+            loaded = []
         return engine_tasks(self.ready + loaded, space, mode)

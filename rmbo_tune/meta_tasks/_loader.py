@@ -10,8 +10,9 @@ configs that belong to the search space, and every step is counted in the task's
 from __future__ import annotations
 
 import copy
+import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pyarrow.fs as pafs
@@ -28,6 +29,8 @@ from rmbo_tune.meta_tasks._reduce import MetricReader, candidates, is_num, keep_
 from rmbo_tune.meta_tasks._report import LoadReport, MetaTask
 from rmbo_tune.meta_tasks._sources import instance_of, is_pair, is_path, normalize_sources
 
+logger = logging.getLogger(__name__)
+
 
 class _Context:
     """One call's settings: how trial values are read, configs aligned and paths opened."""
@@ -37,6 +40,19 @@ class _Context:
     ) -> None:
         self.reader, self.aligner, self.filesystem = reader, aligner, filesystem
         self.metric, self.mode = reader.metric, reader.mode
+        self.skip = False  # on_error="skip": an unusable experiment is logged and left out
+        self.skipped: list[str] = []
+
+    def attempt(self, where: str, load: Callable[[], list[MetaTask]]) -> list[MetaTask]:
+        """``load()``, or with ``skip`` nothing when it fails with a ``ValueError``."""
+        if not self.skip:
+            return load()
+        try:
+            return load()
+        except ValueError as exc:
+            self.skipped.append(f"{where}: {exc}")
+            logger.warning("meta-task source %s skipped: %s", where, exc)
+            return []
 
 
 def _finish(
@@ -153,6 +169,18 @@ def _load_one(ctx: _Context, src: Any, name: str | None, index: int) -> list[Met
     )
 
 
+def _from_csv(ctx: _Context, loc: Any) -> MetaTask:
+    report = LoadReport(loc.display, reader="CSV")
+    records = records_from_frame(read_csv(loc), loc.display)
+    return _from_records(ctx, records, loc.name.rsplit(".", 1)[0], report)
+
+
+def _from_experiment(ctx: _Context, exp: Any) -> MetaTask:
+    report = LoadReport(exp.loc.display)
+    records, report.reader = st.read_experiment(exp, report.notes)
+    return _from_records(ctx, records, exp.loc.name, report)
+
+
 def _load_path(ctx: _Context, src: Any, name: str | None) -> list[MetaTask]:
     out = []
     for loc in st.resolve(src, ctx.filesystem):
@@ -162,14 +190,10 @@ def _load_path(ctx: _Context, src: Any, name: str | None) -> list[MetaTask]:
                     f"{loc.display} is a file but not a CSV; pass a Tune experiment directory, "
                     "a directory of experiments or a CSV file"
                 )
-            report = LoadReport(loc.display, reader="CSV")
-            records = records_from_frame(read_csv(loc), loc.display)
-            out.append(_from_records(ctx, records, loc.name.rsplit(".", 1)[0], report))
+            out += ctx.attempt(loc.display, lambda loc=loc: [_from_csv(ctx, loc)])
             continue
         for exp in st.find_experiments(loc):
-            report = LoadReport(exp.loc.display)
-            records, report.reader = st.read_experiment(exp, report.notes)
-            out.append(_from_records(ctx, records, exp.loc.name, report))
+            out += ctx.attempt(exp.loc.display, lambda exp=exp: [_from_experiment(ctx, exp)])
     if name is not None:
         for task in out:
             task.name = name if len(out) == 1 else f"{name}/{task.name}"
@@ -186,6 +210,7 @@ def load_meta_tasks(
     space: Any = None,
     out_of_space: str = "drop",
     filesystem: pafs.FileSystem | None = None,
+    on_error: str = "raise",
 ) -> list[MetaTask]:
     """Load earlier tuning runs as meta-tasks, in the target metric's units.
 
@@ -227,6 +252,11 @@ def load_meta_tasks(
         Read every path source through this filesystem (e.g. an ``S3FileSystem`` with
         ``endpoint_override``); a URI scheme on the path is then ignored. By default local
         paths use the local filesystem and URIs ``pyarrow.fs.FileSystem.from_uri``.
+    on_error : {"raise", "skip"}, default="raise"
+        "skip": an experiment, CSV file or result object that cannot be used (no trial
+        recorded the metric, every trial errored, ...) is left out with a warning naming it
+        and why; a ``ValueError`` is raised only when no source is usable. Missing paths and
+        sources of an unknown type are errors either way.
 
     Returns
     -------
@@ -269,6 +299,7 @@ def load_meta_tasks(
         ("mode", mode, ("min", "max")),
         ("scope", scope, ("best", "last")),
         ("out_of_space", out_of_space, ("drop", "clip")),
+        ("on_error", on_error, ("raise", "skip")),
     ):
         if value not in allowed:
             raise ValueError(f"{arg} must be one of {allowed}, got {value!r}")
@@ -279,9 +310,13 @@ def load_meta_tasks(
     aligner = Aligner(space, out_of_space) if space is not None else None
     reader = MetricReader(metric, mode, scope, candidates(metric, metric_map))
     ctx = _Context(reader, aligner, filesystem)
+    ctx.skip = on_error == "skip"
     tasks: list[MetaTask] = []
     for index, (name, src) in enumerate(normalize_sources(sources)):
-        tasks.extend(_load_one(ctx, src, name, index))
+        where = name or (str(src) if is_path(src) else f"source {index}")
+        tasks += ctx.attempt(where, lambda n=name, s=src, i=index: _load_one(ctx, s, n, i))
+    if ctx.skip and not tasks and ctx.skipped:
+        raise ValueError("no usable meta-task source: " + "; ".join(ctx.skipped))
     seen: dict[str, int] = {}
     for task in tasks:
         seen[task.name] = seen.get(task.name, 0) + 1

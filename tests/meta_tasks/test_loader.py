@@ -103,10 +103,47 @@ def test_every_trial_errored(runs, tmp_path):
             load_meta_tasks(path, "score", "max")
 
 
+def _unusable_beside_good(runs, tmp_path):
+    root = tmp_path / "runs"
+    copy_tree(runs["messy"], root / "good")
+    bad = drop_state(copy_tree(runs["messy"], root / "bad"))
+    for result in bad.glob("*/result.json"):
+        result.write_text("")  # trials that never reported anything
+    return root
+
+
+def test_an_unusable_experiment_is_skipped_with_a_warning_when_asked(runs, tmp_path, caplog):
+    root = _unusable_beside_good(runs, tmp_path)
+    with pytest.raises(ValueError, match="bad"):
+        load_meta_tasks(root, "score", "max")  # on_error="raise" by default
+    tasks = load_meta_tasks(root, "score", "max", on_error="skip")
+    assert [t.name for t in tasks] == ["good"]
+    assert_messy(tasks[0], "best")
+    assert "bad skipped" in caplog.text
+
+
+def test_nothing_usable_is_still_an_error_that_names_each_source(runs, tmp_path):
+    root = _unusable_beside_good(runs, tmp_path)
+    shutil.rmtree(root / "good")
+    with pytest.raises(ValueError, match=r"no usable meta-task source: .*bad"):
+        load_meta_tasks(root, "score", "max", on_error="skip")
+
+
+def test_the_searcher_searches_with_the_usable_experiments(runs, tmp_path):
+    from rmbo_tune import RMBOSearcher
+
+    root = _unusable_beside_good(runs, tmp_path)
+    searcher = RMBOSearcher(meta_tasks=str(root), metric="score", mode="max", seed=0)
+    searcher.set_search_properties("score", "max", target_space())
+    assert isinstance(searcher.suggest("t0"), dict)
+    assert searcher.engine is not None and searcher.engine.n_meta_tasks == 1
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
         ({"mode": "maximize"}, ValueError, "mode must be one of"),
+        ({"on_error": "ignore"}, ValueError, "on_error must be one of"),
         ({"scope": "mean"}, ValueError, "scope must be one of"),
         ({"out_of_space": "keep"}, ValueError, "out_of_space must be one of"),
         ({"metric_map": {"acc": "flip"}}, TypeError, r"metric_map\['acc'\]"),
