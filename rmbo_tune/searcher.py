@@ -66,20 +66,17 @@ class RMBOSearcher(Searcher):
     metric, mode : str, optional
         Objective and direction ("min" or "max"); may come from ``TuneConfig`` instead.
     meta_tasks : optional
-        Results of earlier tasks. One source or a list of them, or a dict naming them; a
-        source is a Tune experiment directory, a glob (``"~/ray_results/cnn_*"``), a storage
-        URI (``"s3://bucket/runs/exp"``), a directory of experiments, a
-        ``tune.ResultGrid``/``tune.ExperimentAnalysis``, a DataFrame or CSV file (see
-        :func:`rmbo_tune.meta_tasks.load_meta_tasks`), a :class:`~rmbo_tune.meta_tasks.MetaTask`,
-        or a ``(configs, values)`` pair with values of the target's metric and mode. Paths are
-        read (JSON only, never pickles) when the search starts, with the target's metric and
-        mode; configs outside the search space are dropped.
+        Results of earlier tasks: one source, a list, or a dict naming them. A source is a
+        Tune experiment directory, a glob, a storage URI, a directory of experiments, a
+        ``ResultGrid``/``ExperimentAnalysis``, a DataFrame or CSV file, a ``MetaTask`` or a
+        ``(configs, values)`` pair (see :func:`rmbo_tune.load_meta_tasks`). Paths are read
+        (JSON only, never pickles) when the search starts.
     meta_scope : {"best", "last"}
         A meta-task trial's value: its best reported value, or its last.
     meta_metric_map : dict, optional
-        Metrics meta-tasks recorded under another name or in other units, e.g.
-        ``{"neg_loss": -1}`` (see :func:`~rmbo_tune.meta_tasks.load_meta_tasks`).
-    method : {"rm-gp-ucb", "rm-gp-ts", "gp-ucb", "rgpe", "taf", "random"}
+        Metrics recorded under another name or sign, e.g. ``{"neg_loss": -1}``.
+    method : str
+        One of :data:`rmbo_tune.engine.METHODS` (default "rm-gp-ucb").
     points_to_evaluate : list of dict, optional
         Configs to run first (missing keys take the middle of their range).
     evaluated_rewards : list of float, optional
@@ -289,9 +286,16 @@ class RMBOSearcher(Searcher):
 
     @one_blas_thread
     def restore(self, checkpoint_path: str) -> None:
-        """Load state written by :meth:`save`."""
-        with open(checkpoint_path) as fh:
-            state = json.load(fh)
+        """Load state written by :meth:`save`; a damaged file is named in the error."""
+        try:
+            with open(checkpoint_path) as fh:
+                state = json.load(fh)
+        except (OSError, ValueError) as exc:
+            self._damaged = (  # the trials' results on disk are intact: reuse them so
+                f"its saved state {checkpoint_path} is damaged ({exc}); start a new search "
+                "with meta_tasks=<this experiment's directory>"
+            )
+            raise ValueError(f"RMBOSearcher cannot resume: {self._damaged}") from exc
         if state.get("version") != STATE_VERSION:
             raise ValueError(
                 f"{checkpoint_path}: unsupported RMBOSearcher state version "
@@ -346,6 +350,7 @@ class RMBOSearcher(Searcher):
             raise ValueError(
                 "RMBOSearcher has no search space: pass param_space to tune.Tuner (or config "
                 "to tune.run), or space= to RMBOSearcher, with at least one tune domain"
+                + (f"; {self._damaged}" if getattr(self, "_damaged", None) else "")
             )
         space, options = self._space, dataclasses.asdict(self._options)
         meta, self._task_names, dropped = self._meta.for_engine(space, self._metric, self._mode)

@@ -467,3 +467,18 @@ def test_points_to_evaluate_outside_the_space_are_refused_when_the_space_is_know
     searcher = RMBOSearcher(metric="a", mode="min", points_to_evaluate=[{"c": "x"}, {"c": "z"}])
     with pytest.raises(ValueError, match=r"points_to_evaluate\[1\]: c='z' is not one of"):
         searcher.set_search_properties("a", "min", {"c": tune.choice(["x", "y"])})
+
+
+def test_a_damaged_state_file_is_named_with_how_to_go_on(tmp_path) -> None:
+    path = tmp_path / "searcher-state.json"
+    searcher = RMBOSearcher(metric="loss", mode="min", seed=0)
+    searcher.set_search_properties("loss", "min", {"x": tune.uniform(0, 1)})
+    searcher.suggest("a")
+    searcher.on_trial_complete("a", {"loss": 0.5})
+    searcher.save(str(path))
+    path.write_text(path.read_text()[:40])  # truncated, as after a crash mid-write
+    fresh = RMBOSearcher(metric="loss", mode="min", seed=0)
+    with pytest.raises(ValueError, match=r"cannot resume: its saved state .*searcher-state\.json"):
+        fresh.restore(str(path))
+    with pytest.raises(ValueError, match=r"tune domain; its saved state .* is damaged"):
+        fresh.suggest("b")
