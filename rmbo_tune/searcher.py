@@ -210,14 +210,11 @@ class RMBOSearcher(Searcher):
         if x is None or trial_id in self._observed or self._engine is None:
             return
         self._observed.add(trial_id)
-        if not error and last is not None and result is not None:
-            if _metric_value(result, self._metric or "") is None:
-                result = {**result, self._metric: last}
+        if last is not None and result and _metric_value(result, self._metric or "") is None:
+            result = {**result, self._metric: last}
         y, outcome = self._objective(result, error)
-        if outcome == "failed":
-            self._engine.fail(x)  # counted as worse than every success: not proposed again
-        else:
-            self._engine.tell(x, y)
+        # A failure counts as worse than every success, so its region is not proposed again.
+        self._engine.fail(x) if outcome == "failed" else self._engine.tell(x, y)
         for record in reversed(self._history):
             if record.get("trial_id") == trial_id:
                 record["outcome"] = outcome
