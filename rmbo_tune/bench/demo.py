@@ -91,11 +91,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     bars: dict[str, Progress] = {}
 
     def progress(line: str) -> None:
-        # run_benchmark reports each finished meta-task experiment and each finished search.
-        if m := re.match(r"\s*meta-task (\S+):", line):
-            if "meta" not in bars:
-                bars["meta"] = Progress("earlier experiments", len(task.meta_tasks))
+        # run_benchmark announces the meta-task experiments, then reports each finished one
+        # and each finished search; a bar starts when its phase does.
+        if re.search(r"\] \d+ meta-task experiments", line):
+            bars["meta"] = Progress("earlier experiments", len(task.meta_tasks))
+        elif m := re.match(r"\s*meta-task (\S+):", line):
             bars["meta"].step(m.group(1))
+            if bars["meta"].done == bars["meta"].total:
+                bars["runs"] = Progress("target searches     ", len(METHODS) * a.seeds)
         elif m := re.search(r"\]\s+(\S+) seed (\d+): best \S+ (\S+)", line):
             if "runs" not in bars:
                 bars["runs"] = Progress("target searches     ", len(METHODS) * a.seeds)
