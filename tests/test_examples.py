@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.s3_server import CREDENTIALS, moto_s3
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -235,37 +236,14 @@ def test_cluster_with_a_local_ray_and_a_local_storage_path(tmp_path):
     ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.ray
 @pytest.mark.slow
 def test_cluster_keeps_experiments_in_s3():
-    moto_server = pytest.importorskip("moto.server")
-    pafs = pytest.importorskip("pyarrow.fs")
-    creds = {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }
-    port = _free_port()
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    try:
-        fs = pafs.S3FileSystem(
-            access_key="testing",
-            secret_key="testing",
-            region="us-east-1",
-            scheme="http",
-            endpoint_override=f"127.0.0.1:{port}",
-            allow_bucket_creation=True,
-        )
-        fs.create_dir("bucket")
-        uri = f"s3://bucket/rmbo?endpoint_override=127.0.0.1:{port}&scheme=http&region=us-east-1"
+    from pyarrow import fs as pafs
+
+    creds = CREDENTIALS
+    with moto_s3() as (fs, query):
+        uri = f"s3://bucket/rmbo?{query}"
         common = ["--address", "local", "--workload", "cartpole", "--storage-path", uri]
         common += ["--name", "run", "--epochs", "2"]
         code, out = run_example(
@@ -303,8 +281,6 @@ def test_cluster_keeps_experiments_in_s3():
             "meta-similar0",
             "target",
         ]
-    finally:
-        server.stop()
 
 
 @pytest.mark.ray

@@ -155,6 +155,8 @@ def run_meta_tasks(
     verbose: int = 1,
     search_alg: Callable[[int], Any] | None = None,
     on_experiment: Callable[[str, Path | str, float], None] | None = None,
+    metric: str | None = None,
+    mode: str | None = None,
 ) -> dict[str, Path | str]:
     """Run one Tune experiment per source task and return their directories.
 
@@ -188,6 +190,8 @@ def run_meta_tasks(
     on_experiment : callable, optional
         Called after each experiment with the task's name, its directory and the seconds it
         took (progress for long runs).
+    metric, mode : str, optional
+        The metric the experiments optimize (default: the workload's, e.g. ``val_error``).
 
     Returns
     -------
@@ -199,7 +203,8 @@ def run_meta_tasks(
         raise ValueError(f"unknown workload {workload!r}; expected one of {sorted(WORKLOADS)}")
     if int(num_samples) < 1:
         raise ValueError(f"num_samples must be >= 1, got {num_samples!r}")
-    fn, metric, mode, space = WORKLOADS[workload]
+    fn, default_metric, default_mode, space = WORKLOADS[workload]
+    metric, mode = metric or default_metric, mode or default_mode
     trainable = tune.with_resources(fn, dict(resources)) if resources else fn
     # A URI (s3://, gs://, file://) goes to Tune as it is; a local path is made absolute.
     uri = "://" in str(storage_path)

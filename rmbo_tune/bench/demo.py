@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from rmbo_tune.bench import report
-from rmbo_tune.bench.console import Progress, ray_logs_to_file
+from rmbo_tune.bench.console import Progress
 from rmbo_tune.bench.options import positive_int
 from rmbo_tune.bench.tasks import cartpole_task
-from rmbo_tune.bench.tune_runner import run_benchmark
+from rmbo_tune.bench.tune_runner import run_benchmark_quietly
 
 METHODS = ("rm-gp-ucb", "gp-ucb", "tune-random")
 LABELS = {
@@ -78,7 +78,6 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     # Tune's new console output prints a configuration box per experiment; the demo runs 25
     # experiments and prints its own one-line progress instead.
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
-    import ray
 
     out = Path(a.out).resolve()
     print(
@@ -105,18 +104,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             bars["runs"].step(f"{m.group(1)} seed {m.group(2)}: best {m.group(3)}")
 
     t0 = time.perf_counter()
-    with ray_logs_to_file(out / "ray.log") as log_path:
-        if not ray.is_initialized():
-            ray.init(num_cpus=a.num_cpus, include_dashboard=False, log_to_driver=False)
-        doc = run_benchmark(
-            task,
-            methods=METHODS,
-            seeds=range(a.seeds),
-            budget=a.budget,
-            out_dir=out,
-            meta_samples=a.meta_samples,
-            progress=progress,
-        )
+    log_path = out / "ray.log"
+    doc = run_benchmark_quietly(
+        task,
+        num_cpus=a.num_cpus,
+        log_path=log_path,
+        methods=METHODS,
+        seeds=range(a.seeds),
+        budget=a.budget,
+        out_dir=out,
+        meta_samples=a.meta_samples,
+        progress=progress,
+    )
     horizons = sorted({h for h in (1, 3, 5, 10, 20, 30) if h <= a.budget} | {a.budget})
     files = report.write_outputs(doc, out, horizons)
     rows = {r["method"]: r for r in report.summarize(doc, horizons)}

@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 from rmbo_tune.bench import report
-from rmbo_tune.bench.console import ray_logs_to_file
 from rmbo_tune.bench.options import (
     add_option_argument,
     nonnegative_int,
@@ -41,7 +40,7 @@ from rmbo_tune.bench.options import (
     positive_int,
 )
 from rmbo_tune.bench.search_algs import METHODS, optuna_available
-from rmbo_tune.bench.tune_runner import SOURCES, run_benchmark
+from rmbo_tune.bench.tune_runner import SOURCES, run_benchmark_quietly
 from rmbo_tune.bench.tune_task import TuneTask
 
 
@@ -285,23 +284,21 @@ def main(argv: Sequence[str] | None = None, *, task_name: str | None = None) -> 
     budget = a.budget or budget
     horizons = sorted({h for h in (a.horizons or horizons) if h <= budget} | {budget})
     out = Path(a.out or os.path.join("bench-results", name))
-    import ray
-
     t0 = time.perf_counter()
     # Progress lines on the terminal; Ray's own logs in <out>/ray.log.
-    with ray_logs_to_file(out / "ray.log") as log_path:
-        if not ray.is_initialized():
-            ray.init(num_cpus=a.num_cpus, include_dashboard=False, log_to_driver=False)
-        doc = run_benchmark(
-            task,
-            methods=a.methods or default_methods(),
-            seeds=range(a.seeds),
-            budget=budget,
-            out_dir=out,
-            meta_samples=a.meta_samples or meta_samples,
-            source=a.source,
-            options=options,
-        )
+    log_path = out / "ray.log"
+    doc = run_benchmark_quietly(
+        task,
+        num_cpus=a.num_cpus,
+        log_path=log_path,
+        methods=a.methods or default_methods(),
+        seeds=range(a.seeds),
+        budget=budget,
+        out_dir=out,
+        meta_samples=a.meta_samples or meta_samples,
+        source=a.source,
+        options=options,
+    )
     files = report.write_outputs(doc, out, horizons)
     print(report.summary_markdown(doc, horizons))
     print(

@@ -27,6 +27,7 @@ from typing import Any
 
 from ray import tune
 
+from rmbo_tune.bench.console import ray_logs_to_file
 from rmbo_tune.bench.search_algs import METHODS, make_search_alg
 from rmbo_tune.bench.tune_task import TuneTask
 from rmbo_tune.searcher import RMBOSearcher
@@ -189,6 +190,8 @@ def run_meta_experiments(
         verbose=0,
         search_alg=None if source == "random" else gp_ucb,
         on_experiment=report,
+        metric=metric,
+        mode=mode,
     )
 
 
@@ -329,3 +332,16 @@ def run_benchmark(
         },
         "runs": runs,
     }
+
+
+def run_benchmark_quietly(
+    task: TuneTask, *, num_cpus: int | None, log_path: str | Path, **kwargs: Any
+) -> dict[str, Any]:
+    """:func:`run_benchmark` with Ray started here (``num_cpus``) unless it runs already, and
+    Ray's log lines, warnings and raylet output sent to ``log_path`` instead of the terminal."""
+    import ray
+
+    with ray_logs_to_file(log_path):
+        if not ray.is_initialized():
+            ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
+        return run_benchmark(task, **kwargs)

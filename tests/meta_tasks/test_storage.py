@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import pickle
 import shutil
-import socket
 
 import pytest
 
 from rmbo_tune.meta_tasks import inspect_main, load_meta_tasks
 from tests.meta_tasks.helpers import assert_messy, copy_tree, drop_state, sorted_pairs, trial_dir
 from tests.meta_tasks_fixtures import CASES, CURVE, pickle_bomb, plant_pickle_bombs, target_space
+from tests.s3_server import CREDENTIALS, moto_s3
 
 pytestmark = pytest.mark.ray
 
@@ -134,39 +134,12 @@ def test_file_uri(runs):
     assert names == ["messy", "other"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def s3(monkeypatch):
-    moto_server = pytest.importorskip("moto.server")
-    pafs = pytest.importorskip("pyarrow.fs")
-    for k, v in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }.items():
+    for k, v in CREDENTIALS.items():
         monkeypatch.setenv(k, v)
-    port = _free_port()
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    try:
-        fs = pafs.S3FileSystem(
-            access_key="testing",
-            secret_key="testing",
-            region="us-east-1",
-            scheme="http",
-            endpoint_override=f"127.0.0.1:{port}",
-            allow_bucket_creation=True,
-        )
-        fs.create_dir("bucket")
-        yield fs, f"endpoint_override=127.0.0.1:{port}&scheme=http&region=us-east-1"
-    finally:
-        server.stop()
+    with moto_s3() as server:
+        yield server
 
 
 def test_s3(runs, tmp_path, s3):
