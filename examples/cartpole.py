@@ -29,50 +29,36 @@ Experiments land in ``<storage-path>/<name>/`` (default ``~/ray_results/cartpole
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import time
 
-import ray
-from ray import tune
+from _common import (
+    add_meta_tasks_option,
+    add_run_options,
+    add_sample_options,
+    add_target_state_option,
+    make_parser,
+    meta_bo,
+    run_folder,
+)
 
-from rmbo_tune import RMBOSearcher
-from rmbo_tune.diagnostics import final_metrics, trace_lines
 from trainables import cartpole
-from trainables.experiments import cartpole_tasks, run_meta_tasks
+from trainables.experiments import cartpole_tasks
 
 METRIC, MODE = "normalized_return", "max"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--storage-path", default="~/ray_results", help="root of the experiments")
-    p.add_argument("--name", default=None, help="run folder (default: cartpole_<time>)")
-    p.add_argument(
-        "--target-state",
-        type=float,
-        nargs=4,
-        default=list(cartpole.DEFAULT_INITIAL_STATE),
-        metavar=("X", "X_DOT", "THETA", "THETA_DOT"),
-        help="the target task's initial state",
+    p = make_parser(__doc__, "cartpole")
+    add_target_state_option(
+        p, cartpole.DEFAULT_INITIAL_STATE, help="the target task's initial state"
     )
-    p.add_argument(
-        "--meta-tasks",
-        nargs="+",
-        default=None,
-        metavar="PATH",
-        help="existing meta-task experiments (dirs, globs or URIs); skips step 1",
-    )
+    add_meta_tasks_option(p)
     p.add_argument("--n-similar", type=int, default=3, help="meta-tasks near the target state")
     p.add_argument("--n-random", type=int, default=7, help="meta-tasks at random states")
-    p.add_argument("--meta-samples", type=int, default=50, help="random trials per meta-task")
-    p.add_argument("--num-samples", type=int, default=30, help="trials of the target search")
+    add_sample_options(p, meta=50, target=30)
     p.add_argument("--episodes", type=int, default=cartpole.N_EPISODES, help="per trial")
-    p.add_argument("--max-concurrent", type=int, default=None, help="simultaneous trials")
-    p.add_argument("--seed", type=int, default=0, help="seeds the states and both searches")
-    p.add_argument("--num-cpus", type=int, default=None, help="CPUs for Ray (default: all)")
-    p.add_argument("--verbose", type=int, default=0, help="Tune verbosity (0-3)")
+    add_run_options(p, seed_help="seeds the states and both searches")
     args = p.parse_args(argv)
     if min(args.meta_samples, args.num_samples, args.episodes) < 1:
         p.error("--meta-samples, --num-samples and --episodes must be >= 1")
@@ -85,75 +71,44 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def kind(task: str) -> str:
+    """The kind of a meta-task, to sum the meta-weights by: similar or random state."""
+    return "similar" if "similar" in task else "random" if "random" in task else task
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the meta-task searches (unless given), then the warm-started target search."""
     args = parse_args(argv)
-    name = args.name or time.strftime("cartpole_%Y-%m-%d_%H-%M-%S")
-    root = os.path.join(os.path.abspath(os.path.expanduser(args.storage_path)), name)
-    if os.path.exists(root):
-        raise SystemExit(f"error: {root} exists; pass another --name or remove it")
-    ray.init(num_cpus=args.num_cpus, include_dashboard=False)
-
-    if args.meta_tasks:
-        meta_tasks: list[str] = args.meta_tasks
-    else:
+    root = run_folder(args.storage_path, args.name, "cartpole")
+    tasks = {}
+    if not args.meta_tasks:
         tasks = cartpole_tasks(
             args.target_state, n_similar=args.n_similar, n_random=args.n_random, seed=args.seed
         )
-        dirs = run_meta_tasks(
-            "cartpole",
-            tasks,
-            storage_path=root,
-            num_samples=args.meta_samples,
-            fixed={"episodes": args.episodes},
-            max_concurrent_trials=args.max_concurrent,
-            seed=args.seed,
-            verbose=args.verbose,
-        )
-        meta_tasks = [str(path) for path in dirs.values()]
-        for task, path in dirs.items():
-            print(f"meta-task {task} (initial state {tasks[task]['initial_state']}): {path}")
-
     # normalized_return is a running mean over episodes, so a trial's last report is its
     # score, as it is for the target's trials (Tune hands the searcher the last result).
-    searcher = RMBOSearcher(
-        metric=METRIC, mode=MODE, meta_tasks=meta_tasks, meta_scope="last", seed=args.seed
-    )
-    grid = tune.Tuner(
-        cartpole.cartpole_trainable,
-        param_space={
-            **cartpole.search_space(),
-            "initial_state": list(args.target_state),
-            "episodes": args.episodes,
-        },
-        tune_config=tune.TuneConfig(
-            search_alg=searcher,
-            num_samples=args.num_samples,
-            max_concurrent_trials=args.max_concurrent,
-            reuse_actors=True,
-        ),
-        run_config=tune.RunConfig(name="target", storage_path=root, verbose=args.verbose),
-    ).fit()
-
-    print(f"target search from {args.target_state}, in suggestion order ({METRIC}, max 1.0):")
-    # Weights summed by kind of meta-task: the similar states should earn the trust.
-    trace = trace_lines(
-        searcher.history,
-        final_metrics(grid, METRIC),
+    return meta_bo(
+        args,
+        root,
+        workload="cartpole",
+        tasks=tasks,
+        describe_task=lambda task: f" (initial state {tasks[task]['initial_state']})",
+        trainable=cartpole.cartpole_trainable,
+        search_space=cartpole.search_space(),
+        fixed={"episodes": args.episodes},
+        target={"initial_state": list(args.target_state)},
+        target_name="target",
         metric=METRIC,
         mode=MODE,
+        heading=f"target search from {args.target_state}, in suggestion order "
+        f"({METRIC}, max 1.0):",
+        # Weights summed by kind of meta-task: the similar states should earn the trust.
+        group=kind,
         digits=3,
-        group=lambda task: (
-            "similar" if "similar" in task else "random" if "random" in task else task
+        show_config=lambda config: (
+            "weights " + str([round(config[f"w{i}"], 3) for i in range(cartpole.N_WEIGHTS)])
         ),
     )
-    print("\n".join(trace))
-    best = grid.get_best_result(metric=METRIC, mode=MODE)
-    policy = [round(best.config[f"w{i}"], 3) for i in range(cartpole.N_WEIGHTS)]
-    print(f"best {METRIC}: {best.metrics[METRIC]:.3f} with weights {policy}")
-    print(f"target experiment: {grid.experiment_path}")
-    ray.shutdown()  # explicitly: quicker than leaving it to the interpreter's exit
-    return 0
 
 
 if __name__ == "__main__":

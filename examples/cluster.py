@@ -47,7 +47,6 @@ S3-compatible stores take pyarrow's URI options, e.g.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -55,10 +54,22 @@ from typing import Any
 
 import pyarrow.fs as pafs
 import ray
+from _common import (
+    add_run_options,
+    add_sample_options,
+    add_set_option,
+    add_target_state_option,
+    add_trial_resource_options,
+    data_error,
+    fit,
+    make_parser,
+    set_entries,
+    trial_resources,
+    warm_started_search,
+)
 from ray import tune
 from ray.tune.search import BasicVariantGenerator
 
-from rmbo_tune import RMBOSearcher
 from trainables import DatasetNotFoundError, cartpole
 from trainables.experiments import (
     WORKLOADS,
@@ -67,10 +78,6 @@ from trainables.experiments import (
     logreg_tasks,
     siamese_tasks,
 )
-
-# Tune reads a trial's last report as its result, so the meta-tasks' trials are scored by
-# their last report too (cartpole's normalized_return is a running mean over episodes).
-META_SCOPE = "last"
 
 
 def join(base: str, *parts: str) -> str:
@@ -121,15 +128,18 @@ def fixed_config(args: argparse.Namespace) -> dict[str, Any]:
         fixed["data_dir"] = args.data_dir
     if args.workload in ("cnn", "siamese", "cartpole"):
         fixed["seed"] = args.seed
-    for item in args.set:
-        key, _, value = item.partition("=")
-        fixed[key] = json.loads(value)
+    fixed.update(args.set_config)
     return fixed
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = make_parser(
+        __doc__,
+        "<workload>",
+        storage_help="shared directory or URI (s3://, gs://, ...) visible to every node",
+        name_help="run folder under --storage-path (default: <workload>_<time>)",
+    )
     p.add_argument(
         "--address",
         default="auto",
@@ -139,18 +149,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--num-cpus", type=int, default=2, help="CPUs of the --address local Ray")
     p.add_argument("--workload", choices=sorted(WORKLOADS), default="logreg")
     p.add_argument("--step", choices=["all", "meta", "target"], default="all")
-    p.add_argument(
-        "--storage-path",
-        default="~/ray_results",
-        help="shared directory or URI (s3://, gs://, ...) visible to every node",
-    )
-    p.add_argument(
-        "--name", default=None, help="run folder under --storage-path (default: <workload>_<time>)"
-    )
     p.add_argument("--target-name", default="target", help="experiment name of the target search")
     p.add_argument("--n-meta", type=int, default=None, help="use only the first N meta-tasks")
-    p.add_argument("--meta-samples", type=int, default=50, help="random trials per meta-task")
-    p.add_argument("--num-samples", type=int, default=30, help="trials of the target search")
+    add_sample_options(p, meta=50, target=30)
     p.add_argument("--epochs", type=int, default=None, help="epochs (cartpole: episodes)")
     p.add_argument(
         "--output-scaling",
@@ -159,29 +160,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="meta-task output scaling (default: per-task for cnn, whose datasets differ in "
         "error level; shared otherwise)",
     )
-    p.add_argument("--cpus-per-trial", type=float, default=1.0)
-    p.add_argument("--gpus-per-trial", type=float, default=0.0)
-    p.add_argument("--max-concurrent", type=int, default=None, help="simultaneous trials")
+    add_trial_resource_options(p)
     p.add_argument("--data-dir", default=None, help="cnn/siamese: dataset dir on every node")
-    p.add_argument(
-        "--target-state",
-        type=float,
-        nargs=4,
-        default=list(cartpole.DEFAULT_INITIAL_STATE),
-        help="cartpole: the target's initial state",
+    add_target_state_option(
+        p, cartpole.DEFAULT_INITIAL_STATE, help="cartpole: the target's initial state"
     )
     p.add_argument("--omniglot-split", default="background_small1", help="siamese: meta split")
     p.add_argument("--target-split", default="background_small2", help="siamese: target split")
     p.add_argument("--target-alphabet", default="Sanskrit", help="siamese: target alphabet")
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=JSON",
-        help="extra fixed config entry for every trial, e.g. --set max_train_samples=5000",
+    add_set_option(
+        p, help="extra fixed config entry for every trial, e.g. --set max_train_samples=5000"
     )
-    p.add_argument("--seed", type=int, default=0, help="seeds the searches (and the tasks)")
-    p.add_argument("--verbose", type=int, default=0, help="Tune verbosity (0-3)")
+    add_run_options(p, seed_help="seeds the searches (and the tasks)", num_cpus=False)
     args = p.parse_args(argv)
     if min(args.meta_samples, args.num_samples) < 1 or (
         args.n_meta is not None and args.n_meta < 1
@@ -189,14 +179,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.error("--meta-samples, --num-samples and --n-meta must be >= 1")
     if args.step == "target" and args.name is None:
         p.error("--step target needs the --name of the run that holds the meta-tasks")
-    for item in args.set:
-        key, sep, value = item.partition("=")
-        try:
-            json.loads(value)
-        except json.JSONDecodeError:
-            sep = ""
-        if not key or not sep:
-            p.error(f"--set expects KEY=JSON, got {item!r}")
+    args.set_config = set_entries(p, args.set)
     return args
 
 
@@ -210,24 +193,19 @@ def run_meta_searches(
     """
     _, metric, mode, space = WORKLOADS[args.workload]
     for i, (task, task_config) in enumerate(tasks.items()):
-        grid = tune.Tuner(
+        grid = fit(
             trainable,
-            param_space={**space(), **fixed_config(args), **task_config},
-            tune_config=tune.TuneConfig(
-                metric=metric,
-                mode=mode,
-                num_samples=args.meta_samples,
-                search_alg=BasicVariantGenerator(random_state=args.seed + i),
-                max_concurrent_trials=args.max_concurrent,
-                reuse_actors=True,
-            ),
-            run_config=tune.RunConfig(
-                name=f"meta-{task}",
-                storage_path=run,
-                verbose=args.verbose,
-                failure_config=tune.FailureConfig(max_failures=2),
-            ),
-        ).fit()
+            {**space(), **fixed_config(args), **task_config},
+            BasicVariantGenerator(random_state=args.seed + i),
+            name=f"meta-{task}",
+            storage_path=run,
+            num_samples=args.meta_samples,
+            max_concurrent=args.max_concurrent,
+            verbose=args.verbose,
+            max_failures=2,
+            metric=metric,
+            mode=mode,
+        )
         errors = [r.error for r in grid if r.error is not None]
         if errors:
             raise RuntimeError(f"{len(errors)} trial(s) of meta-task {task!r} failed: {errors[0]}")
@@ -241,30 +219,18 @@ def run_target_search(
     _, metric, mode, space = WORKLOADS[args.workload]
     meta_glob = join(run, "meta-*")  # globs work in URIs as in local paths
     scaling = args.output_scaling or ("per-task" if args.workload == "cnn" else "shared")
-    searcher = RMBOSearcher(
+    searcher, grid = warm_started_search(
+        args,
+        run,
+        trainable=trainable,
+        param_space={**space(), **fixed_config(args), **target},
+        meta_tasks=meta_glob,
         metric=metric,
         mode=mode,
-        meta_tasks=meta_glob,
-        meta_scope=META_SCOPE,
-        seed=args.seed,
+        name=args.target_name,
+        max_failures=2,
         output_scaling=scaling,
     )
-    grid = tune.Tuner(
-        trainable,
-        param_space={**space(), **fixed_config(args), **target},
-        tune_config=tune.TuneConfig(
-            search_alg=searcher,
-            num_samples=args.num_samples,
-            max_concurrent_trials=args.max_concurrent,
-            reuse_actors=True,
-        ),
-        run_config=tune.RunConfig(
-            name=args.target_name,
-            storage_path=run,
-            verbose=args.verbose,
-            failure_config=tune.FailureConfig(max_failures=2),
-        ),
-    ).fit()
     best = grid.get_best_result(metric=metric, mode=mode)
     print(f"meta-tasks loaded from {meta_glob}")
     final = searcher.history[-1]
@@ -283,8 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         tasks, target = workload_tasks(args)
     except DatasetNotFoundError as exc:  # siamese lists the alphabets of its data
-        print(f"error: {exc} (this script: --data-dir DIR)", file=sys.stderr)
-        return 2
+        return data_error(exc)
     # Tune appends to an existing experiment: a meta-task run twice would count twice.
     taken = [join(run, f"meta-{t}") for t in tasks if exists(join(run, f"meta-{t}"))]
     if args.step in ("all", "meta") and taken:
@@ -308,10 +273,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     print(f"Ray cluster resources: {ray.cluster_resources()}")
 
-    resources = {"cpu": args.cpus_per_trial}
-    if args.gpus_per_trial > 0:
-        resources["gpu"] = args.gpus_per_trial
-    trainable = tune.with_resources(WORKLOADS[args.workload][0], resources)
+    trainable = tune.with_resources(WORKLOADS[args.workload][0], trial_resources(args))
     if args.step in ("all", "meta"):
         run_meta_searches(args, trainable, tasks, run)
     if args.step in ("all", "target"):

@@ -35,19 +35,23 @@ Experiments land in ``<storage-path>/<name>/`` (default ``~/ray_results/cnn_mnis
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-import ray
-from ray import tune
+from _common import (
+    add_meta_tasks_option,
+    add_run_options,
+    add_sample_options,
+    add_trial_resource_options,
+    data_error,
+    make_parser,
+    meta_bo,
+    run_folder,
+    trial_resources,
+)
 
-from rmbo_tune import RMBOSearcher
-from rmbo_tune.diagnostics import final_metrics, trace_lines
 from trainables import DatasetNotFoundError, cnn, datasets, storage
-from trainables.experiments import run_meta_tasks
 
 METRIC, MODE = "val_error", "min"
 TARGET = "mnist"
@@ -105,9 +109,7 @@ def fetch_datasets(names: list[str], directory: Path, *, download: bool) -> None
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--storage-path", default="~/ray_results", help="root of the experiments")
-    p.add_argument("--name", default=None, help="run folder (default: cnn_mnist_<time>)")
+    p = make_parser(__doc__, "cnn_mnist")
     p.add_argument(
         "--data-dir",
         default=None,
@@ -123,15 +125,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         choices=["svhn", "cifar10", "cifar100"],
         help="datasets searched as meta-tasks in step 1",
     )
-    p.add_argument(
-        "--meta-tasks",
-        nargs="+",
-        default=None,
-        metavar="PATH",
-        help="existing meta-task experiments (dirs, globs or URIs); skips step 1",
+    add_meta_tasks_option(p)
+    add_sample_options(
+        p,
+        meta=50,
+        target=30,
+        meta_help="random trials per dataset",
+        target_help="trials of the MNIST search",
     )
-    p.add_argument("--meta-samples", type=int, default=50, help="random trials per dataset")
-    p.add_argument("--num-samples", type=int, default=30, help="trials of the MNIST search")
     p.add_argument("--epochs", type=int, default=cnn.PAPER_EPOCHS, help="epochs per trial")
     p.add_argument("--batch-size", type=int, default=cnn.PAPER_BATCH_SIZE)
     p.add_argument(
@@ -143,12 +144,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         choices=["per-task", "shared"],
         help="per-task: each dataset's errors standardized on their own (they differ in level)",
     )
-    p.add_argument("--cpus-per-trial", type=float, default=1.0)
-    p.add_argument("--gpus-per-trial", type=float, default=0.0)
-    p.add_argument("--max-concurrent", type=int, default=None, help="simultaneous trials")
-    p.add_argument("--seed", type=int, default=0, help="seeds both searches and the networks")
-    p.add_argument("--num-cpus", type=int, default=None, help="CPUs for Ray (default: all)")
-    p.add_argument("--verbose", type=int, default=0, help="Tune verbosity (0-3)")
+    add_trial_resource_options(p)
+    add_run_options(p, seed_help="seeds both searches and the networks")
     args = p.parse_args(argv)
     if min(args.meta_samples, args.num_samples, args.epochs, args.batch_size) < 1:
         p.error("--meta-samples, --num-samples, --epochs and --batch-size must be >= 1")
@@ -160,17 +157,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Fetch the data, run the meta-task searches (unless given), then search MNIST."""
     args = parse_args(argv)
-    name = args.name or time.strftime("cnn_mnist_%Y-%m-%d_%H-%M-%S")
-    root = os.path.join(os.path.abspath(os.path.expanduser(args.storage_path)), name)
-    if os.path.exists(root):
-        raise SystemExit(f"error: {root} exists; pass another --name or remove it")
+    root = run_folder(args.storage_path, args.name, "cnn_mnist")
     directory = storage.data_dir(args.data_dir)
     needed = [TARGET] + ([] if args.meta_tasks else args.meta_datasets)
     try:
         fetch_datasets(needed, directory, download=not args.no_download)
     except DatasetNotFoundError as exc:
-        print(f"error: {exc} (this script: --data-dir DIR)", file=sys.stderr)
-        return 2
+        return data_error(exc)
 
     fixed: dict[str, Any] = {
         "epochs": args.epochs,
@@ -181,62 +174,23 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.max_train_samples is not None:
         fixed["max_train_samples"] = args.max_train_samples
-    resources = {"cpu": args.cpus_per_trial}
-    if args.gpus_per_trial > 0:
-        resources["gpu"] = args.gpus_per_trial
-    ray.init(num_cpus=args.num_cpus, include_dashboard=False)
-
-    if args.meta_tasks:
-        meta_tasks: list[str] = args.meta_tasks
-    else:
-        dirs = run_meta_tasks(
-            "cnn",
-            {d: {"dataset": d} for d in args.meta_datasets},
-            storage_path=root,
-            num_samples=args.meta_samples,
-            fixed=fixed,
-            resources=resources,
-            max_concurrent_trials=args.max_concurrent,
-            seed=args.seed,
-            verbose=args.verbose,
-        )
-        meta_tasks = [str(path) for path in dirs.values()]
-        for task, path in dirs.items():
-            print(f"meta-task {task}: {path}")
-
-    # Trials are scored by their last epoch on the target (what Tune hands the searcher),
-    # so the meta-tasks' trials are scored the same way.
-    searcher = RMBOSearcher(
+    return meta_bo(
+        args,
+        root,
+        workload="cnn",
+        tasks={d: {"dataset": d} for d in args.meta_datasets},
+        trainable=cnn.cnn_trainable,
+        resources=trial_resources(args),
+        search_space=cnn.search_space(),
+        fixed=fixed,
+        target={"dataset": TARGET},
+        target_name=f"target-{TARGET}",
         metric=METRIC,
         mode=MODE,
-        meta_tasks=meta_tasks,
-        meta_scope="last",
-        seed=args.seed,
+        heading=f"MNIST search, in suggestion order ({METRIC}, lower is better):",
+        show_config=lambda config: str({k: f"{config[k]:.3g}" for k in cnn.search_space()}),
         output_scaling=args.output_scaling,
     )
-    grid = tune.Tuner(
-        tune.with_resources(cnn.cnn_trainable, resources),
-        param_space={**cnn.search_space(), **fixed, "dataset": TARGET},
-        tune_config=tune.TuneConfig(
-            search_alg=searcher,
-            num_samples=args.num_samples,
-            max_concurrent_trials=args.max_concurrent,
-            reuse_actors=True,
-        ),
-        run_config=tune.RunConfig(
-            name=f"target-{TARGET}", storage_path=root, verbose=args.verbose
-        ),
-    ).fit()
-
-    print(f"MNIST search, in suggestion order ({METRIC}, lower is better):")
-    values = final_metrics(grid, METRIC)
-    print("\n".join(trace_lines(searcher.history, values, metric=METRIC, mode=MODE)))
-    best = grid.get_best_result(metric=METRIC, mode=MODE)
-    config = {k: f"{best.config[k]:.3g}" for k in cnn.search_space()}
-    print(f"best {METRIC}: {best.metrics[METRIC]:.4f} with {config}")
-    print(f"target experiment: {grid.experiment_path}")
-    ray.shutdown()  # explicitly: quicker than leaving it to the interpreter's exit
-    return 0
 
 
 if __name__ == "__main__":

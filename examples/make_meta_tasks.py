@@ -26,10 +26,16 @@ meta-BO searcher. Connects to a running Ray cluster when ``RAY_ADDRESS`` is set.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 import ray
+from _common import (
+    add_set_option,
+    add_target_state_option,
+    add_trial_resource_options,
+    set_entries,
+    trial_resources,
+)
 
 from trainables.experiments import WORKLOADS, default_tasks, run_meta_tasks
 
@@ -41,12 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--storage-path", required=True, help="root directory for the experiments")
     p.add_argument("--num-samples", type=int, default=30, help="evaluations per source task")
     p.add_argument("--target", default="mnist", help="cnn: target dataset to exclude")
-    p.add_argument(
-        "--target-state",
-        type=float,
-        nargs=4,
-        default=[0.0, 0.0, 0.0, 0.0],
-        help="cartpole: the target task's initial state",
+    add_target_state_option(
+        p, [0.0, 0.0, 0.0, 0.0], help="cartpole: the target task's initial state"
     )
     p.add_argument("--n-similar", type=int, default=3, help="cartpole: states near the target")
     p.add_argument("--n-random", type=int, default=7, help="cartpole: random initial states")
@@ -54,19 +56,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--alphabets", type=int, default=10, help="siamese: number of alphabets")
     p.add_argument("--epochs", type=int, default=None, help="override the trainable's epochs")
     p.add_argument("--data-dir", default=None, help="dataset directory (else RMBO_TUNE_DATA_DIR)")
-    p.add_argument("--cpus-per-trial", type=float, default=1.0)
-    p.add_argument("--gpus-per-trial", type=float, default=0.0)
+    add_trial_resource_options(p)
     p.add_argument("--max-concurrent", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--verbose", type=int, default=1, help="Tune verbosity (0-3)")
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=JSON",
-        help="extra fixed config entry, e.g. --set max_train_samples=5000",
-    )
+    add_set_option(p, help="extra fixed config entry, e.g. --set max_train_samples=5000")
     args = p.parse_args(argv)
+    set_config = set_entries(p, args.set)
 
     if args.workload == "cnn":
         tasks = default_tasks("cnn", target=args.target)
@@ -90,15 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         fixed["episodes" if args.workload == "cartpole" else "epochs"] = args.epochs
     if args.data_dir is not None and args.workload in ("cnn", "siamese"):
         fixed["data_dir"] = args.data_dir
-    for item in args.set:
-        key, _, value = item.partition("=")
-        if not key or not value:
-            p.error(f"--set expects KEY=JSON, got {item!r}")
-        fixed[key] = json.loads(value)
-
-    resources = {"cpu": args.cpus_per_trial}
-    if args.gpus_per_trial > 0:
-        resources["gpu"] = args.gpus_per_trial
+    fixed.update(set_config)
     ray.init(ignore_reinit_error=True)
     dirs = run_meta_tasks(
         args.workload,
@@ -106,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         storage_path=args.storage_path,
         num_samples=args.num_samples,
         fixed=fixed,
-        resources=resources,
+        resources=trial_resources(args),
         max_concurrent_trials=args.max_concurrent,
         seed=args.seed,
         verbose=args.verbose,

@@ -40,15 +40,20 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
-import ray
-from ray import tune
+from _common import (
+    add_meta_tasks_option,
+    add_run_options,
+    add_sample_options,
+    add_trial_resource_options,
+    data_error,
+    make_parser,
+    meta_bo,
+    run_folder,
+    trial_resources,
+)
 
-from rmbo_tune import RMBOSearcher
-from rmbo_tune.diagnostics import final_metrics, trace_lines
 from trainables import DatasetNotFoundError, siamese
-from trainables.experiments import run_meta_tasks
 from trainables.omniglot import OMNIGLOT_SPLITS, list_omniglot_alphabets
 
 METRIC, MODE = "val_error", "min"
@@ -56,32 +61,19 @@ METRIC, MODE = "val_error", "min"
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--storage-path", default="~/ray_results", help="root of the experiments")
-    p.add_argument("--name", default=None, help="run folder (default: omniglot_<time>)")
+    p = make_parser(__doc__, "omniglot")
     p.add_argument("--data-dir", default=None, help="Omniglot directory (else RMBO_TUNE_DATA_DIR)")
     p.add_argument("--target-split", default="background_small2", choices=OMNIGLOT_SPLITS)
     p.add_argument("--target-alphabet", default="Sanskrit", help="alphabet of --target-split")
     p.add_argument("--meta-split", default="background_small1", choices=OMNIGLOT_SPLITS)
     p.add_argument("--n-meta", type=int, default=5, help="meta-task alphabets (paper: 10)")
-    p.add_argument(
-        "--meta-tasks",
-        nargs="+",
-        default=None,
-        metavar="PATH",
-        help="existing meta-task experiments (dirs, globs or URIs); skips step 1",
-    )
-    p.add_argument("--meta-samples", type=int, default=30, help="random trials per alphabet")
-    p.add_argument("--num-samples", type=int, default=30, help="trials of the target search")
+    add_meta_tasks_option(p)
+    add_sample_options(p, meta=30, target=30, meta_help="random trials per alphabet")
     p.add_argument("--epochs", type=int, default=siamese.PAPER_EPOCHS, help="epochs per trial")
     p.add_argument("--image-size", type=int, default=siamese.NATIVE_SIZE, help="pixels per side")
     p.add_argument("--pairs-per-epoch", type=int, default=siamese.PAIRS_PER_EPOCH)
-    p.add_argument("--cpus-per-trial", type=float, default=1.0)
-    p.add_argument("--gpus-per-trial", type=float, default=0.0)
-    p.add_argument("--max-concurrent", type=int, default=None, help="simultaneous trials")
-    p.add_argument("--seed", type=int, default=0, help="seeds both searches and the networks")
-    p.add_argument("--num-cpus", type=int, default=None, help="CPUs for Ray (default: all)")
-    p.add_argument("--verbose", type=int, default=0, help="Tune verbosity (0-3)")
+    add_trial_resource_options(p)
+    add_run_options(p, seed_help="seeds both searches and the networks")
     args = p.parse_args(argv)
     if min(args.meta_samples, args.num_samples, args.epochs, args.n_meta) < 1:
         p.error("--meta-samples, --num-samples, --epochs and --n-meta must be >= 1")
@@ -98,16 +90,12 @@ def meta_alphabets(args: argparse.Namespace) -> dict[str, dict]:
 def main(argv: list[str] | None = None) -> int:
     """Run the meta-task searches (unless given), then the warm-started target search."""
     args = parse_args(argv)
-    name = args.name or time.strftime("omniglot_%Y-%m-%d_%H-%M-%S")
-    root = os.path.join(os.path.abspath(os.path.expanduser(args.storage_path)), name)
-    if os.path.exists(root):
-        raise SystemExit(f"error: {root} exists; pass another --name or remove it")
+    root = run_folder(args.storage_path, args.name, "omniglot")
     try:  # find the data in the driver: a missing file is then one clear message
         targets = list_omniglot_alphabets(args.target_split, args.data_dir)
         tasks = {} if args.meta_tasks else meta_alphabets(args)
     except DatasetNotFoundError as exc:
-        print(f"error: {exc} (this script: --data-dir DIR)", file=sys.stderr)
-        return 2
+        return data_error(exc)
     if args.target_alphabet not in targets:
         print(
             f"error: no alphabet {args.target_alphabet!r} in {args.target_split}; "
@@ -124,63 +112,24 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.data_dir is not None:
         fixed["data_dir"] = os.path.abspath(os.path.expanduser(args.data_dir))
-    resources = {"cpu": args.cpus_per_trial}
-    if args.gpus_per_trial > 0:
-        resources["gpu"] = args.gpus_per_trial
-    ray.init(num_cpus=args.num_cpus, include_dashboard=False)
-
-    if args.meta_tasks:
-        meta_tasks: list[str] = args.meta_tasks
-    else:
-        dirs = run_meta_tasks(
-            "siamese",
-            tasks,
-            storage_path=root,
-            num_samples=args.meta_samples,
-            fixed=fixed,
-            resources=resources,
-            max_concurrent_trials=args.max_concurrent,
-            seed=args.seed,
-            verbose=args.verbose,
-        )
-        meta_tasks = [str(path) for path in dirs.values()]
-        for task, path in dirs.items():
-            print(f"meta-task {task}: {path}")
-
-    # The target's trials are scored by their last epoch (what Tune hands the searcher when
-    # a trial completes); score the meta-tasks' trials the same way.
-    searcher = RMBOSearcher(
-        metric=METRIC, mode=MODE, meta_tasks=meta_tasks, meta_scope="last", seed=args.seed
+    return meta_bo(
+        args,
+        root,
+        workload="siamese",
+        tasks=tasks,
+        trainable=siamese.siamese_trainable,
+        resources=trial_resources(args),
+        search_space=siamese.search_space(),
+        fixed=fixed,
+        target={"alphabet": args.target_alphabet, "split": args.target_split},
+        target_name=f"target-{args.target_alphabet}",
+        metric=METRIC,
+        mode=MODE,
+        heading=f"target {args.target_alphabet}, in suggestion order "
+        f"(2-way {METRIC}, chance 0.5):",
+        digits=3,
+        show_config=lambda config: str({k: f"{config[k]:.3g}" for k in siamese.search_space()}),
     )
-    grid = tune.Tuner(
-        tune.with_resources(siamese.siamese_trainable, resources),
-        param_space={
-            **siamese.search_space(),
-            **fixed,
-            "alphabet": args.target_alphabet,
-            "split": args.target_split,
-        },
-        tune_config=tune.TuneConfig(
-            search_alg=searcher,
-            num_samples=args.num_samples,
-            max_concurrent_trials=args.max_concurrent,
-            reuse_actors=True,
-        ),
-        run_config=tune.RunConfig(
-            name=f"target-{args.target_alphabet}", storage_path=root, verbose=args.verbose
-        ),
-    ).fit()
-
-    print(f"target {args.target_alphabet}, in suggestion order (2-way {METRIC}, chance 0.5):")
-    values = final_metrics(grid, METRIC)
-    trace = trace_lines(searcher.history, values, metric=METRIC, mode=MODE, digits=3)
-    print("\n".join(trace))
-    best = grid.get_best_result(metric=METRIC, mode=MODE)
-    config = {k: f"{best.config[k]:.3g}" for k in siamese.search_space()}
-    print(f"best {METRIC}: {best.metrics[METRIC]:.3f} with {config}")
-    print(f"target experiment: {grid.experiment_path}")
-    ray.shutdown()  # explicitly: quicker than leaving it to the interpreter's exit
-    return 0
 
 
 if __name__ == "__main__":

@@ -27,33 +27,27 @@ Experiments land in ``<storage-path>/<name>/`` (default ``~/ray_results/pima_<ti
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import time
 
-import ray
-from ray import tune
+from _common import (
+    add_meta_tasks_option,
+    add_run_options,
+    add_sample_options,
+    make_parser,
+    meta_bo,
+    run_folder,
+)
 
-from rmbo_tune import RMBOSearcher
-from rmbo_tune.diagnostics import final_metrics, trace_lines
 from trainables import logreg
-from trainables.experiments import logreg_tasks, run_meta_tasks
+from trainables.experiments import logreg_tasks
 
 METRIC, MODE = "val_error", "min"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--storage-path", default="~/ray_results", help="root of the experiments")
-    p.add_argument("--name", default=None, help="run folder (default: pima_<time>)")
-    p.add_argument(
-        "--meta-tasks",
-        nargs="+",
-        default=None,
-        metavar="PATH",
-        help="existing meta-task experiments (dirs, globs or URIs); skips step 1",
-    )
+    p = make_parser(__doc__, "pima")
+    add_meta_tasks_option(p)
     p.add_argument(
         "--meta-stages",
         type=int,
@@ -62,13 +56,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         choices=[1, 2, 3, 4],
         help="earlier stages searched as meta-tasks in step 1",
     )
-    p.add_argument("--meta-samples", type=int, default=30, help="random trials per stage")
-    p.add_argument("--num-samples", type=int, default=30, help="trials of the stage-5 search")
+    add_sample_options(
+        p,
+        meta=30,
+        target=30,
+        meta_help="random trials per stage",
+        target_help="trials of the stage-5 search",
+    )
     p.add_argument("--epochs", type=int, default=logreg.DEFAULT_EPOCHS, help="SGD epochs")
-    p.add_argument("--max-concurrent", type=int, default=None, help="simultaneous trials")
-    p.add_argument("--seed", type=int, default=0, help="seeds both searches")
-    p.add_argument("--num-cpus", type=int, default=None, help="CPUs for Ray (default: all)")
-    p.add_argument("--verbose", type=int, default=0, help="Tune verbosity (0-3)")
+    add_run_options(p)
     args = p.parse_args(argv)
     if min(args.meta_samples, args.num_samples, args.epochs) < 1:
         p.error("--meta-samples, --num-samples and --epochs must be >= 1")
@@ -78,56 +74,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Run stages 1-4 (unless given), then the warm-started stage-5 search."""
     args = parse_args(argv)
-    name = args.name or time.strftime("pima_%Y-%m-%d_%H-%M-%S")
-    root = os.path.join(os.path.abspath(os.path.expanduser(args.storage_path)), name)
-    if os.path.exists(root):
-        raise SystemExit(f"error: {root} exists; pass another --name or remove it")
-    ray.init(num_cpus=args.num_cpus, include_dashboard=False)
-
-    if args.meta_tasks:
-        meta_tasks: list[str] = args.meta_tasks
-    else:
-        tasks = logreg_tasks()
-        dirs = run_meta_tasks(
-            "logreg",
-            {f"stage{k}": tasks[f"stage{k}"] for k in sorted(set(args.meta_stages))},
-            storage_path=root,
-            num_samples=args.meta_samples,
-            fixed={"epochs": args.epochs},
-            max_concurrent_trials=args.max_concurrent,
-            seed=args.seed,
-            verbose=args.verbose,
-        )
-        meta_tasks = [str(path) for path in dirs.values()]
-        for task, path in dirs.items():
-            print(f"meta-task {task}: {path}")
-
-    # The target's trials are scored by their last report (what Tune hands the searcher when
-    # a trial completes); score the meta-tasks' trials the same way.
-    searcher = RMBOSearcher(
-        metric=METRIC, mode=MODE, meta_tasks=meta_tasks, meta_scope="last", seed=args.seed
+    root = run_folder(args.storage_path, args.name, "pima")
+    tasks = logreg_tasks()
+    return meta_bo(
+        args,
+        root,
+        workload="logreg",
+        tasks={f"stage{k}": tasks[f"stage{k}"] for k in sorted(set(args.meta_stages))},
+        trainable=logreg.logreg_trainable,
+        search_space=logreg.search_space(),
+        fixed={"epochs": args.epochs},
+        target={"stage": 5},
+        target_name="target-stage5",
+        metric=METRIC,
+        mode=MODE,
+        heading="stage-5 search, in the order the searcher suggested "
+        f"({METRIC}, lower is better):",
+        show_config=lambda config: str({k: config[k] for k in logreg.search_space()}),
     )
-    grid = tune.Tuner(
-        logreg.logreg_trainable,
-        param_space={**logreg.search_space(), "stage": 5, "epochs": args.epochs},
-        tune_config=tune.TuneConfig(
-            search_alg=searcher,
-            num_samples=args.num_samples,
-            max_concurrent_trials=args.max_concurrent,
-            reuse_actors=True,
-        ),
-        run_config=tune.RunConfig(name="target-stage5", storage_path=root, verbose=args.verbose),
-    ).fit()
-
-    print(f"stage-5 search, in the order the searcher suggested ({METRIC}, lower is better):")
-    values = final_metrics(grid, METRIC)
-    print("\n".join(trace_lines(searcher.history, values, metric=METRIC, mode=MODE)))
-    best = grid.get_best_result(metric=METRIC, mode=MODE)
-    config = {k: best.config[k] for k in logreg.search_space()}
-    print(f"best {METRIC}: {best.metrics[METRIC]:.4f} with {config}")
-    print(f"target experiment: {grid.experiment_path}")
-    ray.shutdown()  # explicitly: quicker than leaving it to the interpreter's exit
-    return 0
 
 
 if __name__ == "__main__":

@@ -28,10 +28,10 @@ import argparse
 import math
 import os
 import sys
-import time
 from typing import Any
 
 import ray
+from _common import add_run_options, fit, make_parser, run_folder
 from ray import tune
 from ray.tune.search import BasicVariantGenerator
 
@@ -56,71 +56,57 @@ def search_space() -> dict[str, Any]:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--storage-path", default="~/ray_results", help="root of the Tune experiments")
-    p.add_argument(
-        "--name",
-        default=None,
-        help="folder under --storage-path for this run's experiments (default: quickstart_<time>)",
+    p = make_parser(
+        __doc__,
+        "quickstart",
+        storage_help="root of the Tune experiments",
+        name_help="folder under --storage-path for this run's experiments "
+        "(default: quickstart_<time>)",
     )
     p.add_argument("--source-samples", type=int, default=20, help="trials per source experiment")
     p.add_argument("--num-samples", type=int, default=15, help="trials of the new search")
-    p.add_argument("--seed", type=int, default=0, help="seeds the random and the meta-BO search")
-    p.add_argument("--num-cpus", type=int, default=None, help="CPUs for Ray (default: all)")
-    p.add_argument("--verbose", type=int, default=0, help="Tune verbosity (0-3)")
+    add_run_options(p, seed_help="seeds the random and the meta-BO search", max_concurrent=False)
     args = p.parse_args(argv)
     if args.source_samples < 1 or args.num_samples < 1:
         p.error("--source-samples and --num-samples must be >= 1")
     return args
 
 
-def run_dir(storage_path: str, name: str | None) -> str:
-    """A fresh folder for this run: Tune appends to an existing experiment of the same name,
-    and a source experiment run twice would then count every trial twice."""
-    name = name or time.strftime("quickstart_%Y-%m-%d_%H-%M-%S")
-    path = os.path.join(os.path.abspath(os.path.expanduser(storage_path)), name)
-    if os.path.exists(path):
-        raise SystemExit(f"error: {path} exists; pass another --name or remove it")
-    return path
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the source experiments, then the warm-started search; print what it found."""
     args = parse_args(argv)
-    root = run_dir(args.storage_path, args.name)
+    root = run_folder(args.storage_path, args.name, "quickstart")
     ray.init(num_cpus=args.num_cpus, include_dashboard=False)
 
     # 1. Earlier experiments on related tasks, with Tune's default (random) search.
     source_dirs = []
     for i, (task, shift) in enumerate(SOURCE_SHIFTS.items()):
-        source = tune.Tuner(
+        source = fit(
             objective,
-            param_space={**search_space(), "shift": shift},
-            tune_config=tune.TuneConfig(
-                metric="loss",
-                mode="min",
-                num_samples=args.source_samples,
-                search_alg=BasicVariantGenerator(random_state=args.seed + i),
-                reuse_actors=True,
-            ),
-            run_config=tune.RunConfig(
-                name=f"source-{task}", storage_path=root, verbose=args.verbose
-            ),
-        ).fit()
+            {**search_space(), "shift": shift},
+            BasicVariantGenerator(random_state=args.seed + i),
+            name=f"source-{task}",
+            storage_path=root,
+            num_samples=args.source_samples,
+            verbose=args.verbose,
+            metric="loss",
+            mode="min",
+        )
         source_dirs.append(source.experiment_path)
         print(f"source experiment: {source.experiment_path} (shift {shift})")
 
     # 2. The new task, warm-started from the source experiments' directories (a glob such as
     # f"{root}/source-*", a storage URI or the ResultGrid objects would do as well).
     searcher = RMBOSearcher(metric="loss", mode="min", meta_tasks=source_dirs, seed=args.seed)
-    grid = tune.Tuner(
+    grid = fit(
         objective,
-        param_space={**search_space(), "shift": TARGET_SHIFT},
-        tune_config=tune.TuneConfig(
-            search_alg=searcher, num_samples=args.num_samples, reuse_actors=True
-        ),
-        run_config=tune.RunConfig(name="target", storage_path=root, verbose=args.verbose),
-    ).fit()
+        {**search_space(), "shift": TARGET_SHIFT},
+        searcher,
+        name="target",
+        storage_path=root,
+        num_samples=args.num_samples,
+        verbose=args.verbose,
+    )
 
     # 3. What it found, and how much it trusted each source task.
     best = grid.get_best_result(metric="loss", mode="min")

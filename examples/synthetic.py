@@ -26,13 +26,12 @@ The engine-only version of this benchmark (no Ray, many more methods) is
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import time
 from typing import Any
 
 import numpy as np
 import ray
+from _common import add_run_options, fit, make_parser, run_folder
 from ray import tune
 
 from rmbo_tune import RMBOSearcher
@@ -75,17 +74,16 @@ def run_search(
     searcher = RMBOSearcher(
         metric="y", mode="max", meta_tasks=meta_task_pairs(problem), method=method, seed=seed
     )
-    grid = tune.Tuner(
+    grid = fit(
         tune.with_parameters(evaluate, problem=problem, noise_seed=seed),
-        param_space={"x": tune.uniform(0.0, 1.0)},
-        tune_config=tune.TuneConfig(
-            search_alg=searcher,
-            num_samples=n_iter,
-            max_concurrent_trials=1,  # the paper's setting: one observation at a time
-            reuse_actors=True,
-        ),
-        run_config=tune.RunConfig(name=name, storage_path=storage_path, verbose=verbose),
-    ).fit()
+        {"x": tune.uniform(0.0, 1.0)},
+        searcher,
+        name=name,
+        storage_path=storage_path,
+        num_samples=n_iter,
+        max_concurrent=1,  # the paper's setting: one observation at a time
+        verbose=verbose,
+    )
     f_by_trial = {r.metrics["trial_id"]: r.metrics["f"] for r in grid if r.error is None}
     # The searcher's history lists the trials in the order it suggested them.
     values = [f_by_trial[rec["trial_id"]] for rec in searcher.history]
@@ -96,7 +94,7 @@ def run_search(
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = make_parser(__doc__, "synthetic")
     p.add_argument("--functions", type=int, default=5, help="target functions (paper: 20)")
     p.add_argument("--iterations", type=int, default=50, help="trials per search (paper: 50)")
     p.add_argument(
@@ -105,11 +103,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=["rm-gp-ucb", "gp-ucb"],
         choices=["rm-gp-ucb", "rm-gp-ts", "gp-ucb", "rgpe", "taf", "random"],
     )
-    p.add_argument("--seed", type=int, default=0, help="function k is drawn from (seed, k)")
-    p.add_argument("--storage-path", default="~/ray_results", help="root of the experiments")
-    p.add_argument("--name", default=None, help="run folder (default: synthetic_<time>)")
-    p.add_argument("--num-cpus", type=int, default=None, help="CPUs for Ray (default: all)")
-    p.add_argument("--verbose", type=int, default=0, help="Tune verbosity (0-3)")
+    add_run_options(p, seed_help="function k is drawn from (seed, k)", max_concurrent=False)
     args = p.parse_args(argv)
     if args.functions < 1 or args.iterations < 1:
         p.error("--functions and --iterations must be >= 1")
@@ -119,10 +113,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Run every method on every function and print the regret table."""
     args = parse_args(argv)
-    name = args.name or time.strftime("synthetic_%Y-%m-%d_%H-%M-%S")
-    root = os.path.join(os.path.abspath(os.path.expanduser(args.storage_path)), name)
-    if os.path.exists(root):
-        raise SystemExit(f"error: {root} exists; pass another --name or remove it")
+    root = run_folder(args.storage_path, args.name, "synthetic")
     ray.init(num_cpus=args.num_cpus, include_dashboard=False)
     regrets: dict[str, list[list[float]]] = {m: [] for m in args.methods}
     for k in range(args.functions):

@@ -19,7 +19,8 @@ from tests.s3_server import CREDENTIALS, moto_s3
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py"))
+# The scripts; modules named _*.py are the helpers they share (examples/_common.py).
+SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py") if not p.name.startswith("_"))
 
 
 def run_example(script: str, *args: str, timeout: float = 300, **env: str) -> tuple[int, str]:
@@ -44,9 +45,11 @@ def assert_ok(code: int, out: str) -> None:
 def test_every_script_documents_itself_and_answers_help():
     # One interpreter for all scripts: importing Ray costs seconds per process.
     check = (
-        "import runpy, sys\n"
+        "import os, runpy, sys\n"
         "for path in sys.argv[1:]:\n"
         "    sys.argv = [path, '--help']\n"
+        # as `python examples/X.py` does: the script's folder first on sys.path (for _common)
+        "    sys.path.insert(0, os.path.dirname(path))\n"
         "    try:\n"
         "        runpy.run_path(path, run_name='__main__')\n"
         "    except SystemExit as exc:\n"
