@@ -47,8 +47,15 @@ def test_timed_searcher_times_every_tune_facing_call_and_the_first_suggestion() 
     assert s.cpu_seconds > 0.0
 
 
-@pytest.mark.parametrize("argv", [["--repeats", "0"], ["--trials", "0"], ["--meta-tasks", "-1"]])
-def test_bad_counts_are_refused_before_ray_starts(argv, capsys) -> None:
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--repeats", "0"], "must be >= 1"),
+        (["--trials", "0"], "must be >= 1"),
+        (["--meta-tasks", "-1"], "must be >= 0"),
+    ],
+)
+def test_bad_counts_are_refused_before_ray_starts(argv, message, capsys) -> None:
     with pytest.raises(SystemExit):
         overhead.main(argv)
-    assert "must be >= 1" in capsys.readouterr().err
+    assert message in capsys.readouterr().err

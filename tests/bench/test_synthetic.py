@@ -24,8 +24,8 @@ def test_maximum_in_several_dimensions_bounds_random_points():
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--dim", "0"], "--dim must be a positive integer"),
-        (["--functions", "0"], "--functions must be a positive integer"),
+        (["--dim", "0"], "argument --dim: must be >= 1"),
+        (["--functions", "0"], "argument --functions: must be >= 1"),
         (["--adversarial", "--dissimilar"], "choose one of"),
     ],
 )
