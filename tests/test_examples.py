@@ -334,10 +334,10 @@ def test_make_tabular_pima_feeds_the_tabular_bench(tmp_path):
     lines = (data / "stage1.csv").read_text().splitlines()
     assert lines[0] == "batch_size,l2,lr,value"
     assert len(lines) == 1 + 8  # a 2 x 2 x 2 grid
-    from rmbo_tune.bench import tabular
+    from rmbo_tune.bench import tabular_data, tabular_runs
 
-    doc = tabular.run(
-        tabular.load_tabular(data, metric="value", mode="min"),
+    doc = tabular_runs.run(
+        tabular_data.load_tabular(data, metric="value", mode="min"),
         methods=["rm-gp-ucb", "random"],
         budget=3,
         n_seeds=1,

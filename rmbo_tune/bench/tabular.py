@@ -78,24 +78,11 @@ from pathlib import Path
 
 from rmbo_tune.bench import report
 from rmbo_tune.bench.options import positive_int
-from rmbo_tune.bench.tabular_data import (
-    Encoding,
-    TabularBenchmark,
-    TabularTask,
-    describe,
-    load_tabular,
-)
+from rmbo_tune.bench.tabular_data import describe, load_tabular
 from rmbo_tune.bench.tabular_runs import check_run_args, run
 from rmbo_tune.engine import METHODS
 
-__all__ = [
-    "Encoding",
-    "TabularBenchmark",
-    "TabularTask",
-    "describe",
-    "load_tabular",
-    "main",
-]
+__all__ = ["main"]
 
 HORIZONS = (1, 5, 10, 20, 25, 30, 50, 100)
 DATA_DIR = Path(__file__).resolve().parent / "data"

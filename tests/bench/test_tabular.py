@@ -8,18 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from rmbo_tune.bench import tabular, tabular_data
+from rmbo_tune.bench import tabular
 from tests.bench.test_tabular_data import write_grid
 
 
 @pytest.fixture
 def grid(tmp_path: Path) -> Path:
     return write_grid(tmp_path / "grid")
-
-
-def test_loader_names_are_reexported() -> None:
-    for name in ("Encoding", "TabularBenchmark", "TabularTask", "describe", "load_tabular"):
-        assert getattr(tabular, name) is getattr(tabular_data, name), name
 
 
 def test_main_writes_the_report(grid: Path, tmp_path: Path, capsys) -> None:

@@ -8,7 +8,7 @@ from ray import tune
 
 from tests.trainables.conftest import crash_once, run_tuner
 from trainables import logreg
-from trainables.datasets import load_pima
+from trainables.pima import load_pima
 
 
 def test_stage_sizes_are_nested_prefixes_of_the_pool() -> None:

@@ -7,11 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from trainables import datasets, pima, storage
-
-
-def test_reexported_from_datasets() -> None:
-    assert datasets.load_pima is pima.load_pima
+from trainables import pima, storage
 
 
 def test_pima_shipped_copy() -> None:

@@ -72,6 +72,9 @@ def test_keras_checkpoint_restores_weights_and_optimizer(tmp_path) -> None:
     np.testing.assert_allclose(model.get_weights()[0], other.get_weights()[0], rtol=1e-6)
 
 
-def test_setup_tensorflow_outside_ray_uses_cpu() -> None:
-    pytest.importorskip("tensorflow")
-    assert runtime.setup_tensorflow(0) in ("CPU", "GPU")
+def test_setup_tensorflow_outside_ray_reports_the_device_it_will_use(monkeypatch) -> None:
+    tf = pytest.importorskip("tensorflow")
+    # Outside a Tune trial no GPU is assigned or withheld: every visible GPU is used.
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    expected = "GPU" if tf.config.list_physical_devices("GPU") else "CPU"
+    assert runtime.setup_tensorflow(0) == expected
