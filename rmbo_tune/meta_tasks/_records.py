@@ -119,4 +119,7 @@ def read_csv(loc: st.Location) -> Any:
 
     # pandas >= 3 parses floats exactly by default and deprecates the option.
     exact = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
-    return pd.read_csv(io.BytesIO(st.read_bytes(loc)), **exact)
+    try:
+        return pd.read_csv(io.BytesIO(st.read_bytes(loc)), **exact)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{loc.display} is empty: no header row, no trials") from None

@@ -56,3 +56,12 @@ def test_dataframe_and_csv_match_directory(runs, tmp_path, scope):
         last["status"] = ["ERROR" if t in errored else "TERMINATED" for t in last["trial_id"]]
         (task,) = load_meta_tasks(last, "score", "max", scope="last")
         assert sorted_pairs(task) == sorted_pairs(directory)
+
+
+def test_an_empty_csv_is_named(tmp_path) -> None:
+    from rmbo_tune.meta_tasks import load_meta_tasks
+
+    empty = tmp_path / "old_run.csv"
+    empty.write_text("")
+    with pytest.raises(ValueError, match=r"old_run\.csv is empty"):
+        load_meta_tasks(str(empty), "loss", "min")
