@@ -79,9 +79,10 @@ def test_storage_uri_is_passed_to_tune_as_it_is(ray_cluster, tmp_path) -> None:
 
 
 @pytest.mark.slow
-def test_example_script(ray_cluster, tmp_path, capsys) -> None:
+def test_example_script(ray_cluster, tmp_path, capsys, monkeypatch) -> None:
     pytest.importorskip("gymnasium")
     script = ROOT / "examples" / "make_meta_tasks.py"
+    monkeypatch.syspath_prepend(str(script.parent))  # as `python examples/...` does
     spec = importlib.util.spec_from_file_location("make_meta_tasks", script)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
