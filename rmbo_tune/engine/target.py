@@ -27,10 +27,10 @@ from rmbo_tune.engine.types import Array
 # a size RESTART_BASE * 2^k was passed. A fit costs O(t^3) per likelihood evaluation:
 # refitting at every step would dominate a long search.
 REFIT_ALWAYS_UNTIL = 20
-# A failed evaluation is imputed this far (in standardized units) below the worst success.
-FAILURE_MARGIN = 1.0
 REFIT_GROWTH = 1.2
 RESTART_BASE = 10
+# A failed evaluation is imputed this far (in standardized units) below the worst success.
+FAILURE_MARGIN = 1.0
 
 
 def initial_hyper(
