@@ -1,10 +1,16 @@
 """Driver process for the kill-and-resume tests.
 
-``python resume_driver.py STORAGE NAME start|restore N``
+``python resume_driver.py STORAGE NAME start|restore N [CONCURRENCY]``; each trial step
+takes ``RESUME_STEP_S`` seconds (0.15).
+
+Each trial reports three steps and checkpoints after each, so a restored run resumes
+interrupted trials from their checkpoints (and a damaged checkpoint fails its trial).
 """
 
+import json
 import os
 import sys
+import tempfile
 import time
 
 import ray
@@ -12,15 +18,31 @@ from ray import tune
 
 from rmbo_tune import RMBOSearcher
 
+STEPS = 3
+STEP_S = float(os.environ.get("RESUME_STEP_S", "0.15"))
+
 
 def slow_quadratic(config):
-    time.sleep(0.4)
-    tune.report({"loss": (config["x"] - 0.3) ** 2 + (config["y"] - 0.6) ** 2})
+    step = 0
+    checkpoint = tune.get_checkpoint()
+    if checkpoint is not None:
+        with checkpoint.as_directory() as folder:
+            with open(os.path.join(folder, "step.json")) as fh:
+                step = json.load(fh)["step"]
+    loss = (config["x"] - 0.3) ** 2 + (config["y"] - 0.6) ** 2
+    while step < STEPS:
+        time.sleep(STEP_S)
+        step += 1
+        with tempfile.TemporaryDirectory() as folder:
+            with open(os.path.join(folder, "step.json"), "w") as fh:
+                json.dump({"step": step}, fh)
+            tune.report({"loss": loss, "step": step}, checkpoint=tune.Checkpoint(folder))
 
 
 def main() -> None:
     storage, name, action, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    concurrency = int(sys.argv[5]) if len(sys.argv) > 5 else 2
+    ray.init(num_cpus=concurrency, include_dashboard=False, log_to_driver=False)
     if action == "start":
         tuner = tune.Tuner(
             slow_quadratic,
@@ -28,7 +50,7 @@ def main() -> None:
             tune_config=tune.TuneConfig(
                 search_alg=RMBOSearcher(metric="loss", mode="min", seed=0),
                 num_samples=n,
-                max_concurrent_trials=2,
+                max_concurrent_trials=concurrency,
                 reuse_actors=True,
             ),
             run_config=tune.RunConfig(storage_path=storage, name=name, verbose=0),

@@ -1,0 +1,264 @@
+"""Faults injected into real Ray runs of RMBOSearcher: the driver killed at random points and
+restored, a worker process killed mid-trial, a trial hanging past ``time_budget_s``, damaged
+trial and searcher checkpoints. After each, the run finishes and every completed trial is an
+observation exactly once."""
+
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+import ray
+from ray import tune
+
+from rmbo_tune import RMBOSearcher
+
+pytestmark = [pytest.mark.ray, pytest.mark.slow]
+
+DRIVER = os.path.join(os.path.dirname(__file__), "resume_driver.py")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RAY = os.path.join(os.path.dirname(sys.executable), "ray")
+
+
+def _latest_state(exp_dir):
+    # Session names sort by start time (Ray restores the same way); mtimes do not, as
+    # Tune rewrites older sessions' files when it syncs the experiment directory.
+    paths = sorted(glob.glob(os.path.join(exp_dir, "searcher-state-*.pkl")))
+    if not paths:
+        return None
+    try:
+        with open(paths[-1]) as fh:
+            return json.load(fh)
+    except (json.JSONDecodeError, OSError):
+        return None  # caught mid-write
+
+
+def _run_driver(args, env):
+    return subprocess.Popen(
+        [sys.executable, DRIVER, *map(str, args)],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _env(**extra):
+    return {**os.environ, "TUNE_GLOBAL_CHECKPOINT_S": "0.5", "PYTHONPATH": ROOT, **extra}
+
+
+def _wait_for_state(exp_dir, proc, ready, timeout=180):
+    """The first searcher checkpoint for which ``ready(state)`` holds; None if the driver
+    finished first."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        state = _latest_state(exp_dir)
+        if state and ready(state):
+            return state
+        if proc.poll() is not None:
+            return None
+        time.sleep(0.1)
+    pytest.fail("no searcher checkpoint made progress within the timeout")
+
+
+def _kill_driver(proc):
+    proc.kill()
+    proc.wait(timeout=120)
+    # The killed driver leaves its Ray instance behind; stop it so restore starts fresh.
+    subprocess.run([RAY, "stop", "--force"], capture_output=True, timeout=120)
+
+
+def _n_observed(state):
+    return len(state["observed"]) if state and state["engine"] else 0
+
+
+def _assert_every_trial_once(final, n, snapshots=()):
+    X = np.array(final["engine"]["X"])
+    assert len(X) == n  # every trial observed once: none lost, none twice
+    assert len(np.unique(X, axis=0)) == n
+    assert len(final["observed"]) == n == len(set(final["observed"]))
+    for state in snapshots:  # everything checkpointed survived every restore
+        assert set(state["observed"]) <= set(final["observed"])
+        for row in np.array(state["engine"]["X"]):
+            assert np.any(np.all(X == row, axis=1))
+
+
+@pytest.fixture
+def no_ray():
+    if ray.is_initialized():
+        ray.shutdown()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_interrupted_run_resumes_with_every_checkpointed_observation_once(tmp_path, sig, no_ray):
+    n = 12
+    exp_dir = os.path.join(tmp_path, "exp")
+    proc = _run_driver([tmp_path, "exp", "start", n], _env())
+    if _wait_for_state(exp_dir, proc, lambda s: _n_observed(s) >= 4) is None:
+        pytest.fail("driver finished before it could be interrupted:\n" + proc.stdout.read())
+    if sig == signal.SIGKILL:
+        _kill_driver(proc)
+    else:
+        proc.send_signal(sig)
+        proc.wait(timeout=120)
+    before = _latest_state(exp_dir)  # what the restore will load
+    restore = _run_driver([tmp_path, "exp", "restore", n], _env())
+    out, _ = restore.communicate(timeout=400)
+    assert restore.returncode == 0, out
+    assert f"DONE {n} 0" in out, out
+    _assert_every_trial_once(_latest_state(exp_dir), n, [before])
+
+
+def test_driver_killed_at_ten_random_points_resumes_with_every_observation_once(tmp_path, no_ray):
+    rng = np.random.default_rng(20261126)
+    n, concurrency, kills = 100, 4, 10
+    exp_dir = os.path.join(tmp_path, "exp")
+    env = _env(RESUME_STEP_S="0.3")
+    snapshots, action = [], "start"
+    for _ in range(kills):
+        proc = _run_driver([tmp_path, "exp", action, n, concurrency], env)
+        seen = _n_observed(snapshots[-1]) if snapshots else 0
+        if _wait_for_state(exp_dir, proc, lambda s, k=seen: _n_observed(s) > k) is None:
+            pytest.fail(f"the run finished after {len(snapshots)} kills:\n{proc.stdout.read()}")
+        time.sleep(rng.uniform(0.0, 1.0))  # a random point of the trials' lives
+        _kill_driver(proc)
+        snapshots.append(_latest_state(exp_dir))
+        action = "restore"
+    restore = _run_driver([tmp_path, "exp", "restore", n, concurrency], env)
+    out, _ = restore.communicate(timeout=600)
+    assert restore.returncode == 0, out
+    assert f"DONE {n} 0" in out, out
+    assert len({_n_observed(s) for s in snapshots}) == kills  # each kill at a new point
+    _assert_every_trial_once(_latest_state(exp_dir), n, snapshots)
+
+
+def test_a_damaged_trial_checkpoint_fails_that_trial_and_the_run_finishes(tmp_path, no_ray):
+    n = 8
+    exp_dir = os.path.join(tmp_path, "exp")
+    env = _env(RESUME_STEP_S="1.0")  # trials spend most of the run between checkpoints
+    proc = _run_driver([tmp_path, "exp", "start", n], env)
+    ready = _wait_for_state(exp_dir, proc, lambda s: _n_observed(s) >= 1 and len(s["live"]))
+    assert ready is not None, proc.stdout.read()
+    time.sleep(1.5)  # the live trials have checkpointed and Tune has recorded it
+    _kill_driver(proc)
+    before = _latest_state(exp_dir)
+    damaged = []
+    for trial_id in before["live"]:
+        for path in glob.glob(os.path.join(exp_dir, f"*{trial_id}*", "checkpoint_*", "*.json")):
+            with open(path, "w") as fh:
+                fh.write('{"step": ')
+            damaged.append(trial_id)
+    assert damaged, "no live trial had a checkpoint to damage"
+    restore = _run_driver([tmp_path, "exp", "restore", n], env)
+    out, _ = restore.communicate(timeout=400)
+    assert restore.returncode == 0, out
+    errors = int(out.split(f"DONE {n} ")[1].split()[0])
+    assert 1 <= errors <= len(set(damaged)), out
+    final = _latest_state(exp_dir)
+    y = final["engine"]["y"]
+    assert len(y) == n == len(set(final["observed"]))  # each trial once, failed or not
+    assert sum(v is None for v in y) == errors  # a failed trial is a failure, not a value
+    _assert_every_trial_once({**final, "observed": final["observed"]}, n, [before])
+
+
+def test_a_damaged_searcher_state_names_the_file_and_how_to_go_on(tmp_path, no_ray):
+    n = 8
+    exp_dir = os.path.join(tmp_path, "exp")
+    proc = _run_driver([tmp_path, "exp", "start", n], _env())
+    assert _wait_for_state(exp_dir, proc, lambda s: _n_observed(s) >= 2) is not None
+    _kill_driver(proc)
+    path = sorted(glob.glob(os.path.join(exp_dir, "searcher-state-*.pkl")))[-1]
+    with open(path, "r+") as fh:
+        fh.truncate(os.path.getsize(path) // 2)
+    restore = _run_driver([tmp_path, "exp", "restore", n], _env())
+    out, _ = restore.communicate(timeout=400)
+    assert restore.returncode != 0
+    assert os.path.basename(path) in out and "damaged" in out, out
+
+
+def _victim(folder):
+    """True in the first trial to ask (it writes its pid to ``folder``/victim)."""
+    try:
+        fd = os.open(os.path.join(folder, "victim"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return False
+    os.write(fd, f"{os.getpid()}\n".encode())
+    os.close(fd)
+    return True
+
+
+def _quadratic(config, folder, hang_s):
+    if _victim(folder):
+        time.sleep(hang_s)
+    time.sleep(0.2)
+    tune.report({"loss": (config["x"] - 0.3) ** 2})
+
+
+def _kill_victim_when_it_starts(folder):
+    path = os.path.join(folder, "victim")
+    for _ in range(1200):
+        if os.path.exists(path):
+            with open(path) as fh:
+                text = fh.read()
+            if text.endswith("\n"):
+                os.kill(int(text), signal.SIGKILL)
+                return
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize("max_failures", [0, 1])
+def test_a_worker_killed_mid_trial_is_retried_or_a_failure(tmp_path, ray_local, max_failures):
+    n = 6
+    killer = threading.Thread(target=_kill_victim_when_it_starts, args=(str(tmp_path),))
+    killer.start()
+    searcher = RMBOSearcher(metric="loss", mode="min", seed=0)
+    results = tune.Tuner(
+        tune.with_parameters(_quadratic, folder=str(tmp_path), hang_s=600),
+        param_space={"x": tune.uniform(0, 1)},
+        tune_config=tune.TuneConfig(
+            search_alg=searcher, num_samples=n, max_concurrent_trials=2, reuse_actors=True
+        ),
+        run_config=tune.RunConfig(
+            storage_path=str(tmp_path),
+            name="killed",
+            verbose=0,
+            failure_config=tune.FailureConfig(max_failures=max_failures),
+        ),
+    ).fit()
+    killer.join()
+    assert len(results) == n
+    assert len(results.errors) == (1 if max_failures == 0 else 0)
+    engine = searcher.engine
+    assert len(engine.target.X_list) == n  # every trial once
+    assert len(engine.target.failed) == len(results.errors)
+    assert searcher.counts["observed"] == n - len(results.errors)
+
+
+def test_a_trial_hanging_past_the_time_budget_is_not_observed(tmp_path, ray_local):
+    n = 6
+    searcher = RMBOSearcher(metric="loss", mode="min", seed=0)
+    results = tune.Tuner(
+        tune.with_parameters(_quadratic, folder=str(tmp_path), hang_s=3600),
+        param_space={"x": tune.uniform(0, 1)},
+        tune_config=tune.TuneConfig(
+            search_alg=searcher,
+            num_samples=n,
+            max_concurrent_trials=2,
+            reuse_actors=True,
+            time_budget_s=20,
+        ),
+        run_config=tune.RunConfig(storage_path=str(tmp_path), name="hang", verbose=0),
+    ).fit()
+    finished = [r for r in results if r.metrics and "loss" in r.metrics]
+    assert len(finished) == n - 1  # the budget ended the run with the hung trial in it
+    engine = searcher.engine
+    assert len(engine.target.y) == n - 1
+    hung = [h for h in searcher.history if h.get("outcome") not in ("observed",)]
+    assert len(hung) == 1, searcher.history
