@@ -21,11 +21,11 @@ from ray.tune.search import Searcher
 from rmbo_tune.diagnostics import HISTORY_FILE, name_by_task, write_history
 from rmbo_tune.engine import MetaBO, MetaBOOptions, SearchSpaceExhausted
 from rmbo_tune.engine.methods import METHODS
+from rmbo_tune.engine.threads import one_blas_thread
 from rmbo_tune.exceptions import OutOfSpaceError
 from rmbo_tune.meta_tasks._compact import PendingMetaTasks
 from rmbo_tune.space import SearchSpace, flatten, has_domains
 from rmbo_tune.space_codec import config_to_json, space_from_json, space_to_json
-from rmbo_tune.threads import one_blas_thread
 
 logger = logging.getLogger(__name__)
 

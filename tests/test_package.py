@@ -31,3 +31,24 @@ def test_engine_names_load_without_ray() -> None:
     code = "import sys; from rmbo_tune import MetaBO, RMBOError; print('ray' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_engine_imports_numpy_scipy_and_itself_only() -> None:
+    import ast
+    from pathlib import Path
+
+    third_party = {"numpy", "scipy", "threadpoolctl"}  # threadpoolctl is optional there
+    engine = Path(rmbo_tune.__file__).parent / "engine"
+    for path in engine.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                own = name == "rmbo_tune.engine" or name.startswith("rmbo_tune.engine.")
+                ok = own or top in third_party or top in sys.stdlib_module_names
+                assert ok, f"{path.relative_to(engine)} imports {name}"

@@ -34,6 +34,7 @@ from rmbo_tune.engine.optimize import identity, sobol_points
 from rmbo_tune.engine.options import MetaBOOptions
 from rmbo_tune.engine.priors import LogNormalPrior
 from rmbo_tune.engine.target import TargetModel, initial_hyper
+from rmbo_tune.engine.threads import one_blas_thread
 from rmbo_tune.engine.types import Array
 
 
@@ -47,8 +48,7 @@ class MetaBO:
     meta_tasks : sequence of (X, y)
         Earlier tasks: X of shape (n_i, dim) in ``[0, 1]^dim``, y of shape (n_i,), maximized.
     method : str
-        One of :data:`~rmbo_tune.engine.methods.METHODS`: "rm-gp-ucb", "rm-gp-ts",
-        "gp-ucb", "rgpe", "taf", "warm-start", "random".
+        One of :data:`~rmbo_tune.engine.methods.METHODS` ("rm-gp-ucb", "rgpe", ...).
     candidates : ndarray of shape (n_candidates, dim), optional
         A finite domain: ``ask`` returns one of its rows, never one observed or pending.
     seed : int, optional
@@ -66,6 +66,7 @@ class MetaBO:
     >>> opt.tell(x, objective(x))
     """
 
+    @one_blas_thread
     def __init__(
         self,
         dim: int,
@@ -203,6 +204,7 @@ class MetaBO:
         return beta_schedule(t, self.dim, beta=opt.beta, beta_scale=opt.beta_scale)
 
     # ------------------------------------------------------------------ tell
+    @one_blas_thread
     def tell(self, x: ArrayLike, y: float | None) -> None:
         """Record the outcome of evaluating ``x``.
 
@@ -223,6 +225,7 @@ class MetaBO:
         if self._method.robust and self.weight_state.active:
             self.weight_state.update(self._gaps())
 
+    @one_blas_thread
     def fail(self, x: ArrayLike) -> None:
         """Record that evaluating ``x`` failed (an error, NaN): the target GP counts it as
         worse than every success, so that the region is not proposed again."""
@@ -269,6 +272,7 @@ class MetaBO:
         self._pending.append(cand.as_points(np.reshape(x, (1, -1)), self.dim, "x")[0])
 
     # ------------------------------------------------------------------ ask
+    @one_blas_thread
     def ask(self) -> Array:
         """Suggest the next point to evaluate; it stays pending until told.
 
@@ -391,6 +395,7 @@ class MetaBO:
         return state.dump(self)
 
     @classmethod
+    @one_blas_thread
     def from_state_dict(
         cls, saved: dict[str, Any], *, project: Callable[[Array], Array] | None = None
     ) -> MetaBO:
