@@ -36,11 +36,14 @@ def write_history(
     mode: str | None,
     meta_tasks: Sequence[str],
     counts: Mapping[str, int],
+    space: Mapping[str, Any] | None = None,
 ) -> None:
     """Write a search's suggestion history as JSON, replacing ``path`` atomically.
 
-    The file holds one object: ``metric``, ``mode``, ``meta_tasks``, ``counts`` and
-    ``suggestions`` (the records, one per line, so that the file reads well).
+    The file holds one object: ``metric``, ``mode``, ``meta_tasks``, ``counts``, ``space``
+    and ``suggestions`` (the records, one per line, so that the file reads well). With the
+    space and each suggestion's point ``x`` and outcome, it is enough to rebuild the search
+    (:func:`read_history`).
 
     Parameters
     ----------
@@ -54,11 +57,19 @@ def write_history(
         Names of the meta-tasks the search uses, in the order of the engine's weights.
     counts : mapping of str to int
         The searcher's counts (observed, errored, ...).
+    space : mapping, optional
+        The search space as :func:`~rmbo_tune.space_codec.space_to_json` writes it.
     """
     path = os.fspath(path)
     tmp = path + ".tmp"
     header = json.dumps(
-        {"metric": metric, "mode": mode, "meta_tasks": list(meta_tasks), "counts": dict(counts)}
+        {
+            "metric": metric,
+            "mode": mode,
+            "meta_tasks": list(meta_tasks),
+            "counts": dict(counts),
+            "space": None if space is None else dict(space),
+        }
     )
     with open(tmp, "w") as fh:
         # One suggestion per line, each encoded by json.dumps (its one-shot encoder runs in C).
@@ -66,6 +77,45 @@ def write_history(
         fh.write(",\n".join(json.dumps(r) for r in history))
         fh.write("\n]}\n")
     os.replace(tmp, path)
+
+
+OUTCOMES = ("observed", "failed", "dropped", None)  # None: running when written
+
+
+def read_history(path: str | os.PathLike) -> dict[str, Any]:
+    """Read a file written by :func:`write_history`, checking what a restore replays.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The history file.
+
+    Returns
+    -------
+    dict
+        ``metric``, ``mode``, ``meta_tasks``, ``counts``, ``space`` (None in files written
+        without it) and ``suggestions``; each suggestion
+        has ``x`` (its point in the unit cube), an ``outcome`` (None while running) and, if
+        observed, the reported ``value``.
+
+    Raises
+    ------
+    OSError, ValueError
+        If the file cannot be read, or a suggestion lacks what a restore needs (the
+        message names the file and the suggestion).
+    """
+    with open(path) as fh:
+        saved = json.load(fh)
+    if not isinstance(saved, dict) or not isinstance(saved.get("suggestions"), list):
+        raise ValueError(f"{os.fspath(path)}: not a suggestion history")
+    for i, rec in enumerate(saved["suggestions"]):
+        ok = isinstance(rec, dict) and isinstance(rec.get("x"), list)
+        ok = ok and rec.get("outcome") in OUTCOMES and isinstance(rec.get("trial_id"), str)
+        if ok and rec.get("outcome") == "observed":
+            ok = isinstance(rec.get("value"), int | float) and not isinstance(rec["value"], bool)
+        if not ok:
+            raise ValueError(f"{os.fspath(path)}: suggestion {i} cannot be replayed: {rec!r}")
+    return saved
 
 
 def name_by_task(record: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:

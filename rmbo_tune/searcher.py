@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from ray.tune.search import Searcher
 
-from rmbo_tune.diagnostics import HISTORY_FILE, name_by_task, write_history
+from rmbo_tune.diagnostics import HISTORY_FILE, name_by_task, read_history, write_history
 from rmbo_tune.engine import MetaBO, MetaBOOptions, SearchSpaceExhausted
 from rmbo_tune.engine.methods import METHODS
 from rmbo_tune.engine.threads import one_blas_thread
@@ -178,7 +178,7 @@ class RMBOSearcher(Searcher):
         if self._points:
             x = self._encode_point(self._points.pop(0))
             engine.add_pending(x)
-            record: dict[str, Any] = {"branch": "points_to_evaluate"}
+            record: dict[str, Any] = {"branch": "points_to_evaluate", "x": x.tolist()}
         else:
             try:
                 x = engine.ask()
@@ -213,11 +213,15 @@ class RMBOSearcher(Searcher):
         if last is not None and result and _metric_value(result, self._metric or "") is None:
             result = {**result, self._metric: last}
         y, outcome = self._objective(result, error)
-        # A failure counts as worse than every success, so its region is not proposed again.
-        self._engine.fail(x) if outcome == "failed" else self._engine.tell(x, y)
+        if outcome == "failed":  # worse than every success: its region is not proposed again
+            self._engine.fail(x)
+        else:
+            self._engine.tell(x, y)
         for record in reversed(self._history):
             if record.get("trial_id") == trial_id:
                 record["outcome"] = outcome
+                if y is not None:
+                    record["value"] = self._sign * y  # as reported; restores use it
                 break
 
     @one_blas_thread
@@ -279,6 +283,7 @@ class RMBOSearcher(Searcher):
             mode=self._mode,
             meta_tasks=self._task_names,
             counts=self.counts,
+            space=state["space"],
         )
 
     @one_blas_thread
@@ -288,11 +293,8 @@ class RMBOSearcher(Searcher):
             with open(checkpoint_path) as fh:
                 state = json.load(fh)
         except (OSError, ValueError) as exc:
-            self._damaged = (  # the trials' results on disk are intact: reuse them so
-                f"its saved state {checkpoint_path} is damaged ({exc}); start a new search "
-                "with meta_tasks=<this experiment's directory>"
-            )
-            raise ValueError(f"RMBOSearcher cannot resume: {self._damaged}") from exc
+            self._recover(checkpoint_path, f"its saved state {checkpoint_path} is damaged ({exc})")
+            return
         if state.get("version") != STATE_VERSION:
             raise ValueError(
                 f"{checkpoint_path}: unsupported RMBOSearcher state version "
@@ -313,6 +315,46 @@ class RMBOSearcher(Searcher):
         if state["engine"] is not None:
             assert self._space is not None
             self._engine = MetaBO.from_state_dict(state["engine"], project=self._space.project)
+
+    def _recover(self, checkpoint_path: str, damaged: str) -> None:
+        """Rebuild the search from the history file written beside a damaged state file:
+        every observation, failure and running trial it records, and the meta-tasks."""
+        path = os.path.join(os.path.dirname(checkpoint_path) or ".", HISTORY_FILE)
+        try:
+            saved = read_history(path)
+            if self._space is None and saved.get("space") is not None:
+                self._space = space_from_json(saved["space"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            self._damaged = (  # the trials' results on disk are intact: reuse them so
+                f"{damaged}, and {path} cannot replace it ({exc}); start a new search "
+                "with meta_tasks=<this experiment's directory>"
+            )
+            raise ValueError(f"RMBOSearcher cannot resume: {self._damaged}") from exc
+        self._metric, self._mode = self._metric or saved["metric"], self._mode or saved["mode"]
+        engine, records = self._ensure_engine(), saved["suggestions"]
+        self._points = self._points[
+            sum(r.get("branch") == "points_to_evaluate" for r in records) :
+        ]
+        for rec in records:
+            outcome = rec.get("outcome")
+            if outcome is None:  # running when the state was saved: Tune reruns it
+                engine.add_pending(rec["x"])
+                self._live[rec["trial_id"]] = rec["x"]
+                continue
+            if outcome == "failed":
+                engine.fail(rec["x"])
+            elif outcome == "observed":
+                engine.tell(rec["x"], self._sign * rec["value"])
+            self._observed.add(rec["trial_id"])
+        self._history = records
+        self.counts.update(saved["counts"])
+        logger.warning(
+            "RMBOSearcher: %s; the search was rebuilt from %s (%d trials finished, %d running)",
+            damaged,
+            path,
+            len(self._observed),
+            len(self._live),
+        )
 
     def __getstate__(self) -> dict:
         # tuner.pkl holds the constructed searcher: keep it small (no engine, no GP caches);

@@ -79,12 +79,38 @@ def test_write_history_writes_one_suggestion_a_line(tmp_path) -> None:
         "mode": "min",
         "meta_tasks": ["t"],
         "counts": counts,
+        "space": None,
         "suggestions": history,
     }
     assert text.splitlines()[1:3] == [json.dumps(history[0]) + ",", json.dumps(history[1])]
     assert not (tmp_path / (diagnostics.HISTORY_FILE + ".tmp")).exists()
     diagnostics.write_history(path, [], metric=None, mode=None, meta_tasks=[], counts={})
     assert json.loads(path.read_text())["suggestions"] == []
+
+
+def test_read_history_returns_what_was_written_and_names_what_cannot_be_replayed(
+    tmp_path,
+) -> None:
+    path = tmp_path / diagnostics.HISTORY_FILE
+    history = [
+        {"trial_id": "a", "x": [0.1], "outcome": "observed", "value": 0.5},
+        {"trial_id": "b", "x": [0.2], "outcome": "failed"},
+        {"trial_id": "c", "x": [0.3]},  # running
+    ]
+    space = {"dims": []}
+    diagnostics.write_history(
+        path, history, metric="l", mode="max", meta_tasks=[], counts={}, space=space
+    )
+    saved = diagnostics.read_history(path)
+    assert saved["suggestions"] == history and saved["space"] == space
+    bad = [{**history[0], "value": "0.5"}, {**history[1], "outcome": "lost"}, {"x": [0.1]}]
+    for record in bad:
+        diagnostics.write_history(path, [record], metric="l", mode="max", meta_tasks=[], counts={})
+        with pytest.raises(ValueError, match="suggestion 0 cannot be replayed"):
+            diagnostics.read_history(path)
+    path.write_text("[1, 2]")
+    with pytest.raises(ValueError, match="not a suggestion history"):
+        diagnostics.read_history(path)
 
 
 def test_diagnostics_imports_neither_ray_nor_the_bench() -> None:

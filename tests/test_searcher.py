@@ -469,16 +469,44 @@ def test_points_to_evaluate_outside_the_space_are_refused_when_the_space_is_know
         searcher.set_search_properties("a", "min", {"c": tune.choice(["x", "y"])})
 
 
-def test_a_damaged_state_file_is_named_with_how_to_go_on(tmp_path) -> None:
+def _damaged_search(tmp_path):
+    """A search with one observed, one failed and one running trial whose state file was
+    then truncated, as after a crash mid-write."""
     path = tmp_path / "searcher-state.json"
-    searcher = RMBOSearcher(metric="loss", mode="min", seed=0)
+    searcher = RMBOSearcher(metric="loss", mode="min", seed=0, points_to_evaluate=[{"x": 0.5}])
     searcher.set_search_properties("loss", "min", {"x": tune.uniform(0, 1)})
-    searcher.suggest("a")
-    searcher.on_trial_complete("a", {"loss": 0.5})
+    for trial_id in "abc":
+        searcher.suggest(trial_id)
+    searcher.on_trial_complete("a", {"loss": 0.25})
+    searcher.on_trial_complete("b", None, error=True)
     searcher.save(str(path))
-    path.write_text(path.read_text()[:40])  # truncated, as after a crash mid-write
-    fresh = RMBOSearcher(metric="loss", mode="min", seed=0)
+    path.write_text(path.read_text()[:40])
+    # Tuner.restore gives the searcher no space: it comes from the history file
+    fresh = RMBOSearcher(metric="loss", mode="min", seed=0, points_to_evaluate=[{"x": 0.5}])
+    return searcher, fresh, path
+
+
+def test_a_damaged_state_file_is_rebuilt_from_the_history_beside_it(tmp_path, caplog) -> None:
+    searcher, fresh, path = _damaged_search(tmp_path)
+    with caplog.at_level("WARNING"):
+        fresh.restore(str(path))
+    assert "searcher-state.json is damaged" in caplog.text and "1 running" in caplog.text
+    engine, before = fresh.engine, searcher.engine
+    assert engine.target.X_list == before.target.X_list  # the observation and the failure
+    assert np.array_equal(engine.y, before.y) and len(engine.target.failed) == 1
+    assert np.array_equal(engine.pending, before.pending)
+    assert fresh.history == searcher.history and fresh.counts == searcher.counts
+    fresh.on_trial_complete("c", {"loss": 0.5})  # the running trial, rerun by Tune
+    fresh.on_trial_complete("a", {"loss": 9.0})  # never twice
+    assert len(engine.target.X_list) == 3 and engine.y.tolist() == [-0.25, -0.5]
+    assert 0.0 <= fresh.suggest("d")["x"] <= 1.0  # points_to_evaluate are not run again
+    assert fresh.history[-1]["branch"] != "points_to_evaluate"
+
+
+def test_a_damaged_state_without_a_usable_history_is_named_with_how_to_go_on(tmp_path) -> None:
+    _, fresh, path = _damaged_search(tmp_path)
+    (tmp_path / "rmbo_history.json").write_text('{"suggestions": [{"x": [0.5]}]}')
     with pytest.raises(ValueError, match=r"cannot resume: its saved state .*searcher-state\.json"):
         fresh.restore(str(path))
-    with pytest.raises(ValueError, match=r"tune domain; its saved state .* is damaged"):
-        fresh.suggest("b")
+    with pytest.raises(ValueError, match=r"rmbo_history\.json cannot replace it .*suggestion 0"):
+        fresh.restore(str(path))
