@@ -68,7 +68,11 @@ def crash_once(trainable: Callable[[dict[str, Any]], None], after: int, marker: 
     """Wrap ``trainable`` so its first run raises right after its ``after``-th report.
 
     The crash happens once per ``marker`` file; a restarted trial (FailureConfig) then runs the
-    unmodified trainable, which must resume from the checkpoint of that report.
+    unmodified trainable, which must resume from the checkpoint of that report. The restarted
+    run writes how many reports it made to ``<marker>.reports`` (:func:`reports_after_restart`):
+    ``tune.report`` returns only once Tune has taken the result and its checkpoint, so a
+    trainable that resumes makes exactly ``total - after`` of them. (Tune's result files are
+    no witness: whether the row of the report before the crash reaches them is timing.)
     """
     marker = str(marker)
 
@@ -77,6 +81,7 @@ def crash_once(trainable: Callable[[dict[str, Any]], None], after: int, marker: 
 
         original = tune_module.report
         count = {"n": 0}
+        restarted = os.path.exists(marker)
 
         def report(metrics: dict[str, Any], *, checkpoint: Any = None) -> None:
             original(metrics, checkpoint=checkpoint)
@@ -90,5 +95,12 @@ def crash_once(trainable: Callable[[dict[str, Any]], None], after: int, marker: 
             trainable(config)
         finally:
             tune_module.report = original
+        if restarted:
+            Path(marker + ".reports").write_text(str(count["n"]))
 
     return crashing
+
+
+def reports_after_restart(marker: Path) -> int:
+    """How many reports the run restarted after :func:`crash_once`'s crash made."""
+    return int(Path(str(marker) + ".reports").read_text())
