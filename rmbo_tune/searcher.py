@@ -36,6 +36,7 @@ _COUNTS = (
     "non_finite",
     "non_numeric",
     "missing_metric",
+    "not_run",
     "added",
     "dropped_meta_configs",
 )
@@ -416,10 +417,14 @@ class RMBOSearcher(Searcher):
 
     def _objective(self, result: dict | None, error: bool) -> tuple[float | None, str]:
         """The value to maximize and the outcome: "observed"; "failed" (an error or a
-        non-finite value: the configuration is to blame); "dropped" (no usable value)."""
-        if error or result is None:
+        non-finite value: the configuration is to blame); "dropped" (no usable value, as for
+        a trial Tune stopped before it ran: no result and no error)."""
+        if error:
             self.counts["errored"] += 1
             return None, "failed"
+        if result is None:
+            self.counts["not_run"] += 1
+            return None, "dropped"
         value = _metric_value(result, self._metric)
         if value is None:
             self.counts["missing_metric"] += 1

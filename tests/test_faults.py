@@ -213,12 +213,12 @@ def test_a_damaged_searcher_state_is_rebuilt_and_the_run_finishes(tmp_path, no_r
 
 
 def _victim(folder):
-    """True in the first trial to ask (it writes its pid to ``folder``/victim)."""
+    """True in the first trial to ask; it writes its pid and trial id to ``folder``/victim."""
     try:
         fd = os.open(os.path.join(folder, "victim"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
     except FileExistsError:
         return False
-    os.write(fd, f"{os.getpid()}\n".encode())
+    os.write(fd, f"{os.getpid()} {tune.get_context().get_trial_id()}\n".encode())
     os.close(fd)
     return True
 
@@ -237,7 +237,7 @@ def _kill_victim_when_it_starts(folder):
             with open(path) as fh:
                 text = fh.read()
             if text.endswith("\n"):
-                os.kill(int(text), signal.SIGKILL)
+                os.kill(int(text.split()[0]), signal.SIGKILL)
                 return
         time.sleep(0.1)
 
@@ -284,10 +284,16 @@ def test_a_trial_hanging_past_the_time_budget_is_not_observed(tmp_path, ray_loca
             time_budget_s=20,
         ),
         run_config=tune.RunConfig(storage_path=str(tmp_path), name="hang", verbose=0),
-    ).fit()
-    finished = [r for r in results if r.metrics and "loss" in r.metrics]
-    assert len(finished) == n - 1  # the budget ended the run with the hung trial in it
-    engine = searcher.engine
-    assert len(engine.target.y) == n - 1
-    hung = [h for h in searcher.history if h.get("outcome") not in ("observed",)]
-    assert len(hung) == 1, searcher.history
+    ).fit()  # returns at the budget although a trial is still hanging
+    hung = (tmp_path / "victim").read_text().split()[1]
+    # How many others finish within the budget depends on the machine's load, and Tune ends
+    # the run without telling the searcher about trials still running (or whose last result
+    # came in as the budget ran out): what is guaranteed is that the searcher observed only
+    # trials that reported, never the hung one, and blamed no configuration.
+    finished = {r.metrics["trial_id"] for r in results if r.metrics and "loss" in r.metrics}
+    assert hung not in finished
+    outcome = {h["trial_id"]: h.get("outcome") for h in searcher.history}
+    observed = {t for t, o in outcome.items() if o == "observed"}
+    assert observed <= finished and outcome[hung] in (None, "dropped"), outcome
+    assert searcher.engine is not None and len(searcher.engine.y) == len(observed)
+    assert len(searcher.engine.target.failed) == 0

@@ -417,9 +417,13 @@ def test_an_errored_trial_counts_against_its_region_and_says_so_in_the_history()
     searcher.on_trial_complete("b", {"loss": float("nan")})
     searcher.suggest("c")
     searcher.on_trial_complete("c", {"other": 1.0})
+    searcher.suggest("d")
+    searcher.on_trial_complete("d")  # stopped before it ran (a time budget): no evidence
     engine = searcher.engine
     assert engine is not None and len(engine.target.failed) == 2 and len(engine.y) == 0
-    assert [h["outcome"] for h in searcher.history] == ["failed", "failed", "dropped"]
+    assert len(engine.pending) == 0
+    assert [h["outcome"] for h in searcher.history] == ["failed", "failed", "dropped", "dropped"]
+    assert searcher.counts["errored"] == 1 and searcher.counts["not_run"] == 1
 
 
 def test_a_final_result_without_the_metric_falls_back_to_the_last_reported_value() -> None:
