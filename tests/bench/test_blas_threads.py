@@ -1,0 +1,28 @@
+"""The BLAS-thread benchmark times the same tells with and without the engine's limit."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from threadpoolctl import threadpool_info
+
+from rmbo_tune.bench import blas_threads
+from rmbo_tune.engine import threads as engine_threads
+
+
+def _blas() -> list[int]:
+    np.ones((2, 2)) @ np.ones((2, 2))
+    return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+
+def test_both_settings_run_and_the_limit_is_restored(capsys) -> None:
+    before, saved = _blas(), engine_threads._BLAS
+    for limited in (True, False):
+        r = blas_threads.time_tells(5, 2, limited=limited)
+        assert all(math.isfinite(v) and v >= 0 for v in r.values())
+        assert r["max_s"] <= r["total_s"]
+    assert engine_threads._BLAS is saved and _blas() == before
+    blas_threads.main(["--tells", "3", "--dim", "2"])
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and all("3 tells" in line for line in lines)
