@@ -324,7 +324,7 @@ def meta_bo(
     """The whole example on a local Ray (``--num-cpus``): the meta-task experiments (unless
     ``--meta-tasks`` names them), the warm-started target search over ``search_space`` with
     the ``fixed`` and ``target`` config entries, and the report; returns the exit code, 0."""
-    ray.init(num_cpus=args.num_cpus, include_dashboard=False)
+    ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False)
     meta_tasks = meta_task_paths(
         args,
         root,

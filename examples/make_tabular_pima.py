@@ -78,7 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(a.out).expanduser()
     out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
-    ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
+    ray.init(
+        address="local", num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False
+    )
     with tempfile.TemporaryDirectory() as storage:
         for stage in a.stages:
             rows = stage_table(stage, a.grid, a.epochs, storage)

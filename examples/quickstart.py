@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the source experiments, then the warm-started search; print what it found."""
     args = parse_args(argv)
     root = run_folder(args.storage_path, args.name, "quickstart")
-    ray.init(num_cpus=args.num_cpus, include_dashboard=False)
+    ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False)
 
     # 1. Earlier experiments on related tasks, with Tune's default (random) search.
     source_dirs = []

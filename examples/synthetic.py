@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run every method on every function and print the regret table."""
     args = parse_args(argv)
     root = run_folder(args.storage_path, args.name, "synthetic")
-    ray.init(num_cpus=args.num_cpus, include_dashboard=False)
+    ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False)
     regrets: dict[str, list[list[float]]] = {m: [] for m in args.methods}
     for k in range(args.functions):
         problem = make_problem(np.random.default_rng([args.seed, k]))

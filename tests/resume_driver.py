@@ -42,7 +42,7 @@ def slow_quadratic(config):
 def main() -> None:
     storage, name, action, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     concurrency = int(sys.argv[5]) if len(sys.argv) > 5 else 2
-    ray.init(num_cpus=concurrency, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=concurrency, include_dashboard=False, log_to_driver=False)
     if action == "start":
         tuner = tune.Tuner(
             slow_quadratic,

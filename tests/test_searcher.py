@@ -1,4 +1,4 @@
-"""RMBOSearcher against real Ray Tune (ray.init(num_cpus=2), tiny budgets).
+"""RMBOSearcher against real Ray Tune (a local 2-CPU Ray, tiny budgets).
 
 Kill-and-resume and multi-node tests, which need Ray instances of their own, are in
 test_searcher_cluster.py.
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.ray
 
 @pytest.fixture(scope="module", autouse=True)
 def ray_local():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 

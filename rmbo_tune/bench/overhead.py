@@ -206,7 +206,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             r = engine_only(a.trials, m, a.seed, **options)
             print(f"| {m} | {r['setup']:.2f} | {r['per_trial_ms']:.1f} |", flush=True)
         return
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     # The first Tune run of a Ray session also starts Ray's worker processes; one untimed
     # run first, so that every measured run sees the same warm Ray.
     warm_up()

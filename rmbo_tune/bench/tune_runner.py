@@ -343,5 +343,7 @@ def run_benchmark_quietly(
 
     with ray_logs_to_file(log_path):
         if not ray.is_initialized():
-            ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
+            ray.init(
+                address="local", num_cpus=num_cpus, include_dashboard=False, log_to_driver=False
+            )
         return run_benchmark(task, **kwargs)

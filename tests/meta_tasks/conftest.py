@@ -11,7 +11,7 @@ from tests.meta_tasks_fixtures import messy_space, other_space, run_experiment
 @pytest.fixture(scope="session")
 def runs(tmp_path_factory):
     """runs/messy (10 trials, one per case) and runs/other (6 trials, older space)."""
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         root = tmp_path_factory.mktemp("runs")
         grids = {

@@ -27,7 +27,7 @@ def ray_cluster():
     # Workers must import `trainables` even when the project is not pip-installed.
     path = os.environ.get("PYTHONPATH", "")
     os.environ["PYTHONPATH"] = f"{ROOT}{os.pathsep}{path}" if path else str(ROOT)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 
