@@ -94,9 +94,8 @@ def read_history(path: str | os.PathLike) -> dict[str, Any]:
     -------
     dict
         ``metric``, ``mode``, ``meta_tasks``, ``counts``, ``space`` (None in files written
-        without it) and ``suggestions``; each suggestion
-        has ``x`` (its point in the unit cube), an ``outcome`` (None while running) and, if
-        observed, the reported ``value``.
+        without it) and ``suggestions``; each suggestion has ``x`` (its point in the unit
+        cube), an ``outcome`` (None while running) and, if observed, the reported ``value``.
 
     Raises
     ------
