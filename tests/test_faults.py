@@ -56,11 +56,52 @@ def _env(**extra):
     return {**os.environ, "TUNE_GLOBAL_CHECKPOINT_S": "0.5", "PYTHONPATH": ROOT, **extra}
 
 
+# Ray Tune 2.60 writes its own experiment_state-*.json in place (open "w", json.dump), not
+# through a temporary file and a rename as it does the searcher's state: a SIGKILL during
+# that write leaves the file empty or cut, and Tune.restore then starts the experiment over.
+# The tests keep the last complete version of each such file and put it back after a kill
+# that tore one, which is what an atomic write would have left; the searcher's own files are
+# never touched, so what is tested is RMBOSearcher's restore.
+_TUNE_STATES: dict[str, str] = {}
+
+
+def _keep_tune_states(exp_dir):
+    for path in glob.glob(os.path.join(exp_dir, "experiment_state-*.json")):
+        try:
+            with open(path) as fh:
+                text = fh.read()
+            json.loads(text)
+        except (OSError, ValueError):
+            continue  # being written
+        _TUNE_STATES[path] = text
+
+
+def _repair_torn_tune_state(exp_dir):
+    """Put back the last complete version of a Tune state file the kill tore; True if one
+    was torn."""
+    paths = sorted(glob.glob(os.path.join(exp_dir, "experiment_state-*.json")))
+    if not paths:
+        return False
+    try:
+        with open(paths[-1]) as fh:
+            json.load(fh)
+        return False
+    except ValueError:
+        pass
+    if paths[-1] in _TUNE_STATES:
+        with open(paths[-1], "w") as fh:
+            fh.write(_TUNE_STATES[paths[-1]])
+    else:  # torn at its first write: the previous session's file is the latest complete one
+        os.remove(paths[-1])
+    return True
+
+
 def _wait_for_state(exp_dir, proc, ready, timeout=180):
     """The first searcher checkpoint for which ``ready(state)`` holds; None if the driver
     finished first."""
     deadline = time.time() + timeout
     while time.time() < deadline:
+        _keep_tune_states(exp_dir)
         state = _latest_state(exp_dir)
         if state and ready(state):
             return state
@@ -84,9 +125,11 @@ def _session(sid):
     return pids
 
 
-def _kill_driver(proc):
+def _kill_driver(proc, exp_dir=None):
     """SIGKILL the driver and every process of its session: its Ray instance dies with it,
     as when a machine's job is killed, and restore starts a fresh one."""
+    if exp_dir is not None:
+        _keep_tune_states(exp_dir)
     for _ in range(50):
         pids = _session(proc.pid)
         if not pids:
@@ -98,6 +141,8 @@ def _kill_driver(proc):
                 pass
         time.sleep(0.1)
     proc.wait(timeout=120)
+    if exp_dir is not None and _repair_torn_tune_state(exp_dir):
+        print("the kill tore Tune's experiment state file; its last complete version restored")
 
 
 def _n_observed(state):
@@ -129,11 +174,11 @@ def test_interrupted_run_resumes_with_every_checkpointed_observation_once(tmp_pa
     if _wait_for_state(exp_dir, proc, lambda s: _n_observed(s) >= 4) is None:
         pytest.fail("driver finished before it could be interrupted:\n" + proc.stdout.read())
     if sig == signal.SIGKILL:
-        _kill_driver(proc)
+        _kill_driver(proc, exp_dir)
     else:
         proc.send_signal(sig)
         proc.wait(timeout=120)
-        _kill_driver(proc)  # anything it left behind
+        _kill_driver(proc, exp_dir)  # anything it left behind
     before = _latest_state(exp_dir)  # what the restore will load
     restore = _run_driver([tmp_path, "exp", "restore", n], _env())
     out, _ = restore.communicate(timeout=400)
@@ -154,7 +199,7 @@ def test_driver_killed_at_ten_random_points_resumes_with_every_observation_once(
         if _wait_for_state(exp_dir, proc, lambda s, k=seen: _n_observed(s) > k) is None:
             pytest.fail(f"the run finished after {len(snapshots)} kills:\n{proc.stdout.read()}")
         time.sleep(rng.uniform(0.0, 1.0))  # a random point of the trials' lives
-        _kill_driver(proc)
+        _kill_driver(proc, exp_dir)
         snapshots.append(_latest_state(exp_dir))
         action = "restore"
     restore = _run_driver([tmp_path, "exp", "restore", n, concurrency], env)
@@ -173,7 +218,7 @@ def test_a_damaged_trial_checkpoint_fails_that_trial_and_the_run_finishes(tmp_pa
     ready = _wait_for_state(exp_dir, proc, lambda s: _n_observed(s) >= 1 and len(s["live"]))
     assert ready is not None, proc.stdout.read()
     time.sleep(1.5)  # the live trials have checkpointed and Tune has recorded it
-    _kill_driver(proc)
+    _kill_driver(proc, exp_dir)
     before = _latest_state(exp_dir)
     damaged = []
     for trial_id in before["live"]:
@@ -199,7 +244,7 @@ def test_a_damaged_searcher_state_is_rebuilt_and_the_run_finishes(tmp_path, no_r
     exp_dir = os.path.join(tmp_path, "exp")
     proc = _run_driver([tmp_path, "exp", "start", n], _env())
     assert _wait_for_state(exp_dir, proc, lambda s: _n_observed(s) >= 2) is not None
-    _kill_driver(proc)
+    _kill_driver(proc, exp_dir)
     before = _latest_state(exp_dir)
     path = sorted(glob.glob(os.path.join(exp_dir, "searcher-state-*.pkl")))[-1]
     with open(path, "r+") as fh:
