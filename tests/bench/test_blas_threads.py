@@ -4,16 +4,9 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-from threadpoolctl import threadpool_info
-
 from rmbo_tune.bench import blas_threads
 from rmbo_tune.engine import threads as engine_threads
-
-
-def _blas() -> list[int]:
-    np.ones((2, 2)) @ np.ones((2, 2))
-    return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+from tests.engine.test_threads import blas_threads as _blas
 
 
 def test_both_settings_run_and_the_limit_is_restored(capsys) -> None:
