@@ -23,6 +23,7 @@ from rmbo_tune.engine import MetaBO, MetaBOOptions, SearchSpaceExhausted
 from rmbo_tune.engine.methods import METHODS
 from rmbo_tune.engine.threads import one_blas_thread
 from rmbo_tune.exceptions import OutOfSpaceError
+from rmbo_tune.fidelity import FidelityTracker, from_scheduler
 from rmbo_tune.meta_tasks._compact import PendingMetaTasks
 from rmbo_tune.space import SearchSpace, flatten, has_domains
 from rmbo_tune.space_codec import config_to_json, space_from_json, space_to_json
@@ -37,6 +38,7 @@ _COUNTS = (
     "non_numeric",
     "missing_metric",
     "not_run",
+    "stopped_early",
     "added",
     "dropped_meta_configs",
 )
@@ -84,6 +86,21 @@ class RMBOSearcher(Searcher):
         Results of ``points_to_evaluate``: those points are then observed, not run.
     seed : int, optional
         Makes suggestions reproducible (with sequential trials).
+    max_fidelity : float, optional
+        The full training budget in units of ``fidelity_attr`` (the scheduler's ``max_t``).
+        Given (or read from ``scheduler``), a trial an early-stopping scheduler stopped
+        before it is not a target observation, and the search's results at lower fidelity
+        levels become meta-tasks that grow while it runs (see :mod:`rmbo_tune.fidelity`).
+    fidelity_attr : str
+        The result key that measures training progress (default "training_iteration").
+    fidelity_levels : list of float, optional
+        The lower levels that become meta-tasks (default ``max_fidelity / 3^k``, or the
+        scheduler's rungs).
+    rung_meta_tasks : bool
+        False leaves the lower levels out (early-stopped trials are still not observed).
+    scheduler : TrialScheduler, optional
+        The scheduler given to Tune, read for the three options above (ASHA, HyperBand);
+        ``PopulationBasedTraining`` is refused.
     **options
         Engine options (see :class:`rmbo_tune.engine.MetaBOOptions`), e.g. ``kernel="se"``.
 
@@ -106,6 +123,11 @@ class RMBOSearcher(Searcher):
         seed: int | None = None,
         meta_scope: str = "best",
         meta_metric_map: Mapping[str, Any] | None = None,
+        max_fidelity: float | None = None,
+        fidelity_attr: str | None = None,
+        fidelity_levels: Sequence[float] | None = None,
+        rung_meta_tasks: bool = True,
+        scheduler: Any = None,
         **options: Any,
     ) -> None:
         if mode not in (None, "min", "max"):
@@ -117,6 +139,16 @@ class RMBOSearcher(Searcher):
         if seed is not None and (not isinstance(seed, int | np.integer) or isinstance(seed, bool)):
             raise ValueError(f"seed must be an integer or None, got {seed!r}")
         engine_options = MetaBOOptions.from_kwargs(options)  # names unknown options
+        given = {"max_fidelity": max_fidelity, "fidelity_attr": fidelity_attr}
+        given["fidelity_levels"] = fidelity_levels
+        read = from_scheduler(scheduler) if scheduler is not None else {}
+        fid = {k: v if v is not None else read.get(k) for k, v in given.items()}
+        self._fidelity = FidelityTracker(
+            fid["fidelity_attr"] or "training_iteration",
+            fid["max_fidelity"],
+            fid["fidelity_levels"],
+            rung_meta_tasks,
+        )
         super().__init__(metric=metric, mode=mode)
         self._method, self._seed, self._options = method, seed, engine_options
         self._space = SearchSpace.from_tune(space) if space else None
@@ -181,6 +213,7 @@ class RMBOSearcher(Searcher):
             engine.add_pending(x)
             record: dict[str, Any] = {"branch": "points_to_evaluate", "x": x.tolist()}
         else:
+            self._update_levels(engine)
             try:
                 x = engine.ask()
             except SearchSpaceExhausted:
@@ -196,10 +229,12 @@ class RMBOSearcher(Searcher):
 
     @one_blas_thread
     def on_trial_result(self, trial_id: str, result: dict) -> None:
-        """Remember the trial's latest value of the metric, for a final result without it."""
+        """Remember the trial's latest value of the metric, for a final result without it,
+        and (with ``max_fidelity``) its value at each fidelity level it reached."""
         value = _metric_value(result, self._metric) if self._metric else None
         if trial_id in self._live and isinstance(value, numbers.Real) and value is not True:
             self._reported[trial_id] = float(value)
+            self._fidelity.observe(trial_id, self._live[trial_id], result, self._sign * value)
 
     def on_trial_complete(
         self, trial_id: str, result: dict | None = None, error: bool = False
@@ -213,10 +248,19 @@ class RMBOSearcher(Searcher):
         self._observed.add(trial_id)
         if last is not None and result and _metric_value(result, self._metric or "") is None:
             result = {**result, self._metric: last}
-        y, outcome = self._objective(result, error)
+        if result and not error:  # a scheduler's stopping result reaches only this method
+            value = _metric_value(result, self._metric or "")
+            numeric = isinstance(value, numbers.Real) and not isinstance(value, bool)
+            self._fidelity.observe(trial_id, x, result, self._sign * value if numeric else None)
+        if not error and result is not None and not self._fidelity.is_full(trial_id, result):
+            y, outcome = None, "stopped"  # stopped early: not a full-fidelity value
+            self.counts["stopped_early"] += 1
+            self._engine.drop(x)
+        else:
+            y, outcome = self._objective(result, error)
         if outcome == "failed":  # worse than every success: its region is not proposed again
             self._engine.fail(x)
-        else:
+        elif outcome != "stopped":
             self._engine.tell(x, y)
         for record in reversed(self._history):
             if record.get("trial_id") == trial_id:
@@ -272,6 +316,7 @@ class RMBOSearcher(Searcher):
             "counts": self.counts,
             "max_concurrent": self._max_concurrent,
             "task_names": self._task_names,
+            "fidelity": self._fidelity.state_dict(),
         }
         # json.dumps, not json.dump: only the one-shot encoder runs in C (several times
         # faster on a long history, and Tune saves the searcher periodically).
@@ -313,6 +358,8 @@ class RMBOSearcher(Searcher):
         self.counts.update(state["counts"])
         self._max_concurrent = self._max_concurrent or state["max_concurrent"]
         self._task_names = list(state["task_names"])
+        if "fidelity" in state:
+            self._fidelity.load_state_dict(state["fidelity"])
         if state["engine"] is not None:
             assert self._space is not None
             self._engine = MetaBO.from_state_dict(state["engine"], project=self._space.project)
@@ -344,6 +391,9 @@ class RMBOSearcher(Searcher):
                 continue
             if outcome == "failed":
                 engine.fail(rec["x"])
+            elif outcome == "stopped":
+                engine.add_pending(rec["x"])
+                engine.drop(rec["x"])
             elif outcome == "observed":
                 engine.tell(rec["x"], self._sign * rec["value"])
             self._observed.add(rec["trial_id"])
@@ -403,6 +453,16 @@ class RMBOSearcher(Searcher):
                 self._engine.tell(self._encode_point(point), self._sign * reward)
             self._points, self._rewards = [], None
         return self._engine
+
+    def _update_levels(self, engine: MetaBO) -> None:
+        """Hand the lower-fidelity levels that gained trials to the engine."""
+        changed = self._fidelity.changed_tasks()
+        for name, X, y in changed:
+            engine.update_meta_task(name, X, y)
+        if changed:
+            online = engine.online_tasks
+            n_base = engine.n_meta_tasks - len(online) if online else len(self._task_names)
+            self._task_names = self._task_names[:n_base] + online
 
     @property
     def _sign(self) -> float:

@@ -192,6 +192,22 @@ class MetaWeightState:
         if self.nu < self.nu_floor:
             self.nu = 0.0
 
+    def decay(self) -> None:
+        """One target observation without meta-tasks: nu falls by ``r``, so that tasks
+        joining later (online meta-tasks) still find ``nu_t <= r^t``."""
+        self.nu *= self.r
+        if self.nu < self.nu_floor:
+            self.nu = 0.0
+
+    def add_task(self, cumulative_gap: float) -> None:
+        """A meta-task joins with the cumulative gap it is credited with (its weight is then
+        the FTRL weight of a task with that loss)."""
+        if not np.isfinite(cumulative_gap):
+            raise ValueError(f"cumulative_gap must be finite, got {cumulative_gap!r}")
+        self.n_tasks += 1
+        self.cumulative_gaps = np.append(self.cumulative_gaps, float(cumulative_gap))
+        self.last_gaps = np.append(self.last_gaps, np.nan)
+
     def state_dict(self) -> dict:
         """Plain-number state."""
         return {
@@ -204,6 +220,7 @@ class MetaWeightState:
         """Inverse of :meth:`state_dict`."""
         self.nu = float(state["nu"])
         self.cumulative_gaps = np.asarray(state["cumulative_gaps"], dtype=np.float64)
+        self.n_tasks = len(self.cumulative_gaps)
         self.last_gaps = np.array(
             [np.nan if g is None else g for g in state["last_gaps"]], dtype=np.float64
         )

@@ -30,6 +30,7 @@ from rmbo_tune.engine.meta_weights import (
     ranking_gaps,
 )
 from rmbo_tune.engine.methods import Context, MetaSamplePool, check_method, new_record
+from rmbo_tune.engine.online import OnlineTask, joining_gap
 from rmbo_tune.engine.optimize import identity, sobol_points
 from rmbo_tune.engine.options import MetaBOOptions
 from rmbo_tune.engine.priors import LogNormalPrior
@@ -163,6 +164,9 @@ class MetaBO:
         else:
             self.n_initial = 0 if self._uses_meta else int(np.clip(dim + 1, 2, 5))
         self._pending: list[Array] = []
+        self._excluded: list[Array] = []  # dropped before full evaluation: not suggested again
+        self._online: dict[str, OnlineTask] = {}
+        self._meta_dirty = False
         self.n_failed = 0
         self.history: list[dict] = []
         self._meta_cache: acq.MetaCache | None = None
@@ -183,6 +187,11 @@ class MetaBO:
     def pending(self) -> Array:
         """Suggested points not yet told, shape (p, dim)."""
         return np.array(self._pending).reshape(-1, self.dim)
+
+    @property
+    def excluded(self) -> Array:
+        """Points dropped before a full evaluation (:meth:`drop`), shape (e, dim)."""
+        return np.array(self._excluded).reshape(-1, self.dim)
 
     @property
     def nu(self) -> float:
@@ -222,8 +231,11 @@ class MetaBO:
             return
         self.target.add(point, float(y))
         self._update()
+        self._refresh_meta()
         if self._method.robust and self.weight_state.active:
             self.weight_state.update(self._gaps())
+        elif self._method.robust and self.weight_state.n_tasks == 0 and self.nu > 0.0:
+            self.weight_state.decay()
 
     @one_blas_thread
     def fail(self, x: ArrayLike) -> None:
@@ -266,6 +278,78 @@ class MetaBO:
             aggregation=self.options.gap_aggregation,
         )
 
+    def drop(self, x: ArrayLike) -> None:
+        """Forget the pending evaluation of ``x`` without an outcome, and never suggest ``x``
+        again: its evaluation was stopped early (an early-stopping scheduler's decision),
+        so its value is not one of the target's, and a rerun would be stopped again."""
+        self._excluded.append(self._resolve(x, None))
+
+    @one_blas_thread
+    def update_meta_task(self, name: str, X: ArrayLike, y: ArrayLike) -> None:
+        """Create the online meta-task ``name``, or replace its data with ``(X, y)``.
+
+        Online meta-tasks belong to the current search and grow while it runs, such as its
+        results at one lower fidelity (see :mod:`rmbo_tune.engine.online`). Each gets a GP,
+        a meta-weight and a place in :attr:`history` like the meta-tasks given at
+        construction (which keep indices ``0..M-1``; online tasks follow in order of
+        creation). Methods that ignore meta-tasks ignore this too.
+
+        Parameters
+        ----------
+        name : str
+        X : array-like of shape (n, dim)
+            In ``[0, 1]^dim``.
+        y : array-like of shape (n,)
+            Finite values, maximized.
+        """
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"name must be a non-empty string, got {name!r}")
+        try:
+            [(X, y)] = cand.check_meta_tasks([(X, y)], self.dim)
+        except ValueError as exc:
+            raise ValueError(f"online meta-task {name!r}: {exc}") from None
+        if not self._method.uses_meta:
+            return
+        task = self._online.get(name)
+        if task is None:
+            task = self._online[name] = OnlineTask(name, len(self._meta_data))
+            self._meta_data.append((X, y))
+            self._meta_hypers.append(None)  # type: ignore[arg-type]
+        else:
+            self._meta_data[task.index] = (X, y)
+        self._meta_dirty = True
+
+    @property
+    def online_tasks(self) -> list[str]:
+        """Names of the online meta-tasks, in index order (they follow the others)."""
+        return [t.name for t in sorted(self._online.values(), key=lambda t: t.index)]
+
+    def _refresh_meta(self) -> None:
+        """Rebuild the meta-task GPs after online tasks changed (before they are read)."""
+        if not self._meta_dirty:
+            return
+        hypers: list[GPHyperparameters | None] = list(self._meta_hypers)
+        for task in self._online.values():
+            n = len(self._meta_data[task.index][1])
+            if task.needs_fit(n):
+                hypers[task.index], task.fit_size = None, n
+        prior = LogNormalPrior.default(self.dim) if self.options.hyper_prior else None
+        self.meta, self._meta_hypers, _ = fit_meta_models(
+            self._meta_data, hypers, self.options, self.rng, prior
+        )
+        ws = self.weight_state
+        if ws.n_tasks < self.meta.n_tasks:
+            mu_new = self.meta.predict(self.X)[0][ws.n_tasks :] if len(self.y) else None
+            for k in range(self.meta.n_tasks - ws.n_tasks):
+                if self.options.gap_estimate == "ranking" and mu_new is not None:
+                    ws.add_task(joining_gap(mu_new[k], self.y))
+                else:  # bound gaps of the past are unknown: the tasks' average
+                    ws.add_task(float(ws.cumulative_gaps.mean()) if ws.n_tasks else 0.0)
+        self._uses_meta = True
+        self._meta_cache, self._ts_pool, self._meta_dirty = None, None, False
+        if self._method.robust and self.options.gap_estimate == "bound":
+            self.target.set_cached_points(np.vstack([self._fixed, self.meta.X_all]))
+
     def add_pending(self, x: ArrayLike) -> None:
         """Mark ``x`` as being evaluated without asking for it (user-supplied points), so
         that suggestions avoid it until it is told."""
@@ -286,17 +370,18 @@ class MetaBO:
             If every valid point has been observed or is pending.
         """
         t = len(self.target.y_list)
+        self._refresh_meta()
         robust = self._method.robust and self._uses_meta
         record = new_record(t, len(self._pending), self.method, self.nu, self.weight_state, robust)
-        exclude = np.vstack([self.target.X_fit, self.pending])
+        exclude = np.vstack([self.target.X_fit, self.pending, self.excluded])
         build = self._method.builder(self._uses_meta)
         x = None
         if build is None:
             record["branch"] = "random"
-        elif t + len(self._pending) < self.n_initial:
+        elif (started := t + len(self._pending) + len(self._excluded)) < self.n_initial:
             record["branch"] = "initial"
             x = cand.initial_point(
-                t + len(self._pending),
+                started,
                 self._warm,
                 sobol_points(self.n_initial, self.dim, self._seeds["initial"]),
                 exclude,
@@ -391,7 +476,9 @@ class MetaBO:
     # ------------------------------------------------------------------ state
     def state_dict(self) -> dict[str, Any]:
         """A plain, versioned dict (numbers, lists, strings) from which
-        :meth:`from_state_dict` rebuilds an engine that continues identically."""
+        :meth:`from_state_dict` rebuilds an engine that continues identically (pending
+        online meta-task updates are applied first)."""
+        self._refresh_meta()
         return state.dump(self)
 
     @classmethod

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rmbo_tune.engine.gp import GPHyperparameters
+from rmbo_tune.engine.online import OnlineTask
 from rmbo_tune.engine.options import VERSION_1_OPTIONS, MetaBOOptions
 from rmbo_tune.engine.types import Array
 
@@ -63,6 +64,8 @@ def dump(engine: MetaBO) -> dict[str, Any]:
         "target_hyper": engine.target.hyper.to_dict(),
         "factor_base": engine.target.factor_base,
         "weights": engine.weight_state.state_dict(),
+        "online_tasks": [t.to_dict() for t in engine._online.values()],
+        "excluded": engine.excluded.tolist(),
         "history": [dict(r) for r in engine.history],
     }
 
@@ -141,5 +144,8 @@ def load(
     if not 0 <= target.factor_base <= len(y):
         raise ValueError(f"MetaBO state: factor_base {target.factor_base} is not in [0, {len(y)}]")
     engine.weight_state.load_state_dict(state["weights"])
+    # Both absent from states written before online meta-tasks existed.
+    engine._online = {t["name"]: OnlineTask(**t) for t in state.get("online_tasks", [])}
+    engine._excluded = list(_points(state.get("excluded", []), dim, "excluded"))
     engine.history = [dict(r) for r in state["history"]]
     return engine

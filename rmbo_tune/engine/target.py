@@ -169,6 +169,12 @@ class TargetModel:
     def _standardization(self, yc: Array) -> tuple[float, float]:
         return (0.0, 1.0) if self.borrows_meta_scale() else standardization(yc)
 
+    def set_cached_points(self, points: Array) -> None:
+        """Replace the cached points beyond the first ``n_fixed`` (the meta-tasks' inputs,
+        after online meta-tasks changed); the factor is rebuilt when next used."""
+        self.cached_points = points
+        self._factor, self._model = None, None
+
     # ------------------------------------------------------------------ GP
     def _grown_factor(self, with_meta_inputs: bool) -> FixedPointFactor:
         n_points = len(self.cached_points) if with_meta_inputs else self.n_fixed

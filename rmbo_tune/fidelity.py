@@ -1,0 +1,218 @@
+"""Fidelity-aware observations, for searches run beside an early-stopping scheduler.
+
+With ``ASHAScheduler``, ``HyperBandScheduler`` or ``MedianStoppingRule`` most trials are
+stopped after a few epochs. Their last value is not a full-fidelity result: fed to the target
+GP beside trials trained to the end, it would teach the model that a configuration is bad
+because it was trained for 1 epoch instead of 20. :class:`FidelityTracker` keeps each
+trial's learning curve (its value at each fidelity it reached) so that
+
+* only a trial that reached ``max_fidelity`` is a target observation; a trial stopped
+  before it is dropped (neither an observation nor a failure, and not suggested again);
+* the values at each lower fidelity level (by default ``max_fidelity / 3^k``, or the
+  scheduler's rungs) form a meta-task of the current search that grows while it runs
+  (:meth:`rmbo_tune.engine.MetaBO.update_meta_task`): the engine weighs it by how well it
+  ranks the full-fidelity results, and stops trusting it if the ranking is reversed.
+
+A trial's value at level ``L`` is the first one it reported at a fidelity ``>= L`` (what
+ASHA compares at a rung milestone).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+LADDER_FACTOR = 3.0
+# A level becomes a meta-task once this many trials reached it (a ranking needs pairs).
+MIN_LEVEL_TRIALS = 3
+
+
+def default_levels(max_fidelity: float) -> list[float]:
+    """``max_fidelity / 3^k`` for ``k >= 1`` down to 1, ascending."""
+    levels, level = [], max_fidelity / LADDER_FACTOR
+    while level >= 1.0:
+        levels.append(level)
+        level /= LADDER_FACTOR
+    return sorted(levels)
+
+
+def from_scheduler(scheduler: Any) -> dict[str, Any]:
+    """``fidelity_attr``, ``max_fidelity`` and ``fidelity_levels`` read from a Tune scheduler.
+
+    ASHA gives its rung milestones, HyperBand the ``max_t / eta^k`` ladder of its brackets,
+    ``MedianStoppingRule`` only its time attribute (its stopping points are not a ladder, and
+    it has no maximum: pass ``max_fidelity``). FIFO gives nothing.
+
+    Raises
+    ------
+    ValueError
+        For ``PopulationBasedTraining`` (it changes a trial's configuration while it runs,
+        so a trial's value belongs to no single configuration).
+    TypeError
+        For an object that is not a Tune scheduler.
+    """
+    from ray.tune.schedulers import (
+        AsyncHyperBandScheduler,
+        FIFOScheduler,
+        HyperBandScheduler,
+        MedianStoppingRule,
+        PopulationBasedTraining,
+        TrialScheduler,
+    )
+
+    if isinstance(scheduler, PopulationBasedTraining):
+        raise ValueError(
+            "RMBOSearcher cannot be used with PopulationBasedTraining: PBT changes a trial's "
+            "configuration while it runs, so its results belong to no single configuration "
+            "(Tune refuses every search algorithm with PBT)"
+        )
+    if not isinstance(scheduler, TrialScheduler):
+        raise TypeError(f"scheduler must be a Tune TrialScheduler, got {type(scheduler).__name__}")
+    out: dict[str, Any] = {}
+    if isinstance(scheduler, AsyncHyperBandScheduler):
+        max_t = float(scheduler._max_t)
+        rungs = {float(m) for b in scheduler._brackets for m, _ in b._rungs}
+        out = {"max_fidelity": max_t, "fidelity_levels": sorted(r for r in rungs if r < max_t)}
+    elif isinstance(scheduler, HyperBandScheduler):
+        max_t, eta = float(scheduler._max_t_attr), float(scheduler._eta)
+        levels, level = [], max_t / eta
+        while level >= 1.0:
+            levels.append(float(int(level)))
+            level /= eta
+        out = {"max_fidelity": max_t, "fidelity_levels": sorted(set(levels))}
+    elif isinstance(scheduler, MedianStoppingRule | FIFOScheduler):
+        out = {}
+    time_attr = getattr(scheduler, "_time_attr", None)
+    if isinstance(time_attr, str) and not isinstance(scheduler, FIFOScheduler):
+        out["fidelity_attr"] = time_attr
+    return out
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+class FidelityTracker:
+    """Learning curves of the current search's trials, and its lower-fidelity meta-tasks.
+
+    Parameters
+    ----------
+    attr : str
+        The result key that measures fidelity (``"training_iteration"``, ``"epoch"``).
+    max_fidelity : float or None
+        The full fidelity. None: every completed trial is a target observation and there
+        are no levels (the tracker is inactive).
+    levels : sequence of float, optional
+        Lower fidelity levels that become meta-tasks; default :func:`default_levels`.
+    rung_meta_tasks : bool
+        False: early-stopped trials are still left out, but the levels are not meta-tasks.
+    """
+
+    def __init__(
+        self,
+        attr: str = "training_iteration",
+        max_fidelity: float | None = None,
+        levels: Sequence[float] | None = None,
+        rung_meta_tasks: bool = True,
+    ) -> None:
+        if not isinstance(attr, str) or not attr:
+            raise ValueError(f"fidelity_attr must be a result key (a string), got {attr!r}")
+        if max_fidelity is not None and (_number(max_fidelity) is None or max_fidelity <= 0):
+            raise ValueError(f"max_fidelity must be a finite number > 0, got {max_fidelity!r}")
+        if levels is not None:
+            if isinstance(levels, str | bytes) or not isinstance(levels, Sequence):
+                raise ValueError(f"fidelity_levels must be a list of numbers, got {levels!r}")
+            if max_fidelity is None:
+                raise ValueError("fidelity_levels needs max_fidelity (the full fidelity)")
+            for v in levels:
+                if _number(v) is None or not 0 < v < max_fidelity:
+                    raise ValueError(
+                        f"fidelity_levels must lie in (0, max_fidelity={max_fidelity!r}), "
+                        f"got {v!r}"
+                    )
+        self.attr = attr
+        self.max_fidelity = None if max_fidelity is None else float(max_fidelity)
+        if self.max_fidelity is None or not rung_meta_tasks:
+            self.levels: list[float] = []
+        elif levels is None:
+            self.levels = default_levels(self.max_fidelity)
+        else:
+            self.levels = sorted({float(v) for v in levels})
+        self.x: dict[str, list[float]] = {}
+        self.reached: dict[str, float] = {}
+        self.values: dict[str, dict[float, float]] = {}  # trial -> level -> value
+        self._changed: set[float] = set()
+
+    @property
+    def active(self) -> bool:
+        """Whether early-stopped trials are told apart (``max_fidelity`` is known)."""
+        return self.max_fidelity is not None
+
+    def level_name(self, level: float) -> str:
+        """The meta-task name of a level, e.g. ``"training_iteration=3"``."""
+        return f"{self.attr}={level:g}"
+
+    def observe(self, trial_id: str, x: Sequence[float], result: Mapping[str, Any], value: Any):
+        """Record one result of a trial (``value``: its metric, to be maximized, or None)."""
+        if not self.active:
+            return
+        fidelity = _number(result.get(self.attr))
+        if fidelity is None:
+            return
+        self.x[trial_id] = list(x)
+        self.reached[trial_id] = max(fidelity, self.reached.get(trial_id, -math.inf))
+        value = _number(value)
+        if value is None:
+            return
+        curve = self.values.setdefault(trial_id, {})
+        for level in self.levels:
+            if fidelity >= level and level not in curve:
+                curve[level] = value
+                self._changed.add(level)
+
+    def is_full(self, trial_id: str, result: Mapping[str, Any] | None) -> bool:
+        """Whether the trial reached the full fidelity (always True when inactive)."""
+        if not self.active:
+            return True
+        assert self.max_fidelity is not None
+        reached = self.reached.get(trial_id, -math.inf)
+        final = _number((result or {}).get(self.attr))
+        return max(reached, final if final is not None else -math.inf) >= self.max_fidelity
+
+    def changed_tasks(self) -> list[tuple[str, np.ndarray, np.ndarray]]:
+        """``(name, X, y)`` of every level whose data changed since the last call and that
+        at least ``MIN_LEVEL_TRIALS`` trials reached."""
+        out = []
+        for level in sorted(self._changed):
+            ids = [t for t, curve in self.values.items() if level in curve]
+            if len(ids) < MIN_LEVEL_TRIALS:
+                continue
+            X = np.array([self.x[t] for t in ids], dtype=np.float64)
+            y = np.array([self.values[t][level] for t in ids], dtype=np.float64)
+            out.append((self.level_name(level), X, y))
+            self._changed.discard(level)
+        return out
+
+    def state_dict(self) -> dict[str, Any]:
+        """Plain JSON-able state."""
+        return {
+            "x": self.x,
+            "reached": self.reached,
+            "values": {t: [[lv, v] for lv, v in c.items()] for t, c in self.values.items()},
+            "changed": sorted(self._changed),
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Inverse of :meth:`state_dict`."""
+        self.x = {t: list(v) for t, v in state["x"].items()}
+        self.reached = {t: float(v) for t, v in state["reached"].items()}
+        self.values = {
+            t: {float(lv): float(v) for lv, v in pairs} for t, pairs in state["values"].items()
+        }
+        self._changed = {float(v) for v in state["changed"]}

@@ -1,0 +1,118 @@
+"""Online meta-tasks: tasks of the current search that grow between asks."""
+
+import numpy as np
+import pytest
+
+from rmbo_tune.engine import MetaBO
+from rmbo_tune.engine.meta_weights import ranking_gaps
+from rmbo_tune.engine.online import OnlineTask, joining_gap
+
+
+def bowl(X, c=0.3):
+    return -((np.atleast_2d(X) - c) ** 2).sum(1)
+
+
+def test_joining_gap_sums_the_prefix_gaps():
+    rng = np.random.default_rng(0)
+    mu, y = rng.normal(size=6), rng.normal(size=6)
+    expected = sum(ranking_gaps(mu[None, :s], y[:s])[0] for s in range(2, 7))
+    assert joining_gap(mu, y) == pytest.approx(expected)
+    assert joining_gap(y, y) == 0.0  # a task that ranks every pair right
+    assert joining_gap(-y, y) == pytest.approx(3.0 * 5)  # every prefix's pairs wrong
+    assert joining_gap(mu[:1], y[:1]) == 0.0
+
+
+def test_refit_schedule():
+    task = OnlineTask("epoch=1", 0)
+    assert task.needs_fit(3)
+    task.fit_size = 10
+    assert not task.needs_fit(11) and task.needs_fit(12)
+    assert task.to_dict() == {"name": "epoch=1", "index": 0, "fit_size": 10}
+
+
+def test_online_task_joins_grows_and_is_weighted():
+    rng = np.random.default_rng(1)
+    X0 = rng.uniform(size=(20, 2))
+    opt = MetaBO(dim=2, meta_tasks=[(X0, bowl(X0, 0.8))], seed=0)
+    for _ in range(4):
+        x = opt.ask()
+        opt.tell(x, float(bowl(x)[0]))
+    X1 = rng.uniform(size=(5, 2))
+    opt.update_meta_task("epoch=1", X1, bowl(X1))
+    assert opt.online_tasks == ["epoch=1"] and opt.n_meta_tasks == 1  # rebuilt lazily
+    opt.ask()
+    assert opt.n_meta_tasks == 2
+    # It joined with the gaps it would have accrued: it ranks the target's pairs right,
+    # the earlier task (optimum at 0.8) does not, so it weighs more at once.
+    assert opt.meta_weights[1] > opt.meta_weights[0]
+    X2 = np.vstack([X1, rng.uniform(size=(6, 2))])
+    opt.update_meta_task("epoch=1", X2, bowl(X2))
+    opt.ask()
+    assert opt.meta.sizes.tolist() == [20, 11]
+    assert opt.history[-1]["weights"] is not None and len(opt.history[-1]["weights"]) == 2
+
+
+def test_online_tasks_of_a_cold_engine_and_nu_bound():
+    opt = MetaBO(dim=2, seed=0)
+    r = opt.options.r
+    for t in range(1, 4):
+        x = opt.ask()
+        opt.tell(x, float(bowl(x)[0]))
+        assert opt.nu == pytest.approx(r**t)  # decays without tasks: nu_t <= r^t holds
+    X = np.random.default_rng(2).uniform(size=(6, 2))
+    opt.update_meta_task("epoch=1", X, bowl(X))
+    x = opt.ask()
+    assert opt.history[-1]["branch"] == "combined"
+    opt.tell(x, float(bowl(x)[0]))
+    assert opt.nu <= r**4 + 1e-12
+
+
+def test_methods_without_meta_tasks_ignore_online_tasks():
+    opt = MetaBO(dim=2, method="gp-ucb", seed=0)
+    X = np.random.default_rng(3).uniform(size=(4, 2))
+    opt.update_meta_task("epoch=1", X, bowl(X))
+    opt.ask()
+    assert opt.online_tasks == [] and opt.n_meta_tasks == 0
+
+
+def test_bad_online_task_names_it():
+    opt = MetaBO(dim=2, seed=0)
+    with pytest.raises(ValueError, match=r"'epoch=1'.*NaN"):
+        opt.update_meta_task("epoch=1", [[0.1, 0.2]], [np.nan])
+    with pytest.raises(ValueError, match="name"):
+        opt.update_meta_task("", [[0.1, 0.2]], [1.0])
+
+
+def test_dropped_points_are_not_suggested_again_and_not_observed():
+    cands = np.linspace(0, 1, 5)[:, None]
+    opt = MetaBO(dim=1, candidates=cands, seed=0)
+    seen = []
+    for _ in range(5):
+        x = opt.ask()
+        seen.append(float(x[0]))
+        opt.drop(x)
+    assert sorted(seen) == cands[:, 0].tolist()  # each once: dropped ones are excluded
+    assert len(opt.y) == 0 and opt.n_failed == 0 and len(opt.pending) == 0
+
+
+@pytest.mark.parametrize("gap_estimate", ["ranking", "bound"])
+def test_state_round_trip_with_online_tasks(gap_estimate):
+    rng = np.random.default_rng(4)
+    opt = MetaBO(dim=2, seed=0, gap_estimate=gap_estimate)
+    for k in range(8):
+        x = opt.ask()
+        if k % 2:
+            opt.drop(x)
+        else:
+            opt.tell(x, float(bowl(x)[0]))
+        X = rng.uniform(size=(3 + k, 2))
+        opt.update_meta_task("epoch=1", X, bowl(X, 0.35))
+    saved = opt.state_dict()
+    again = MetaBO.from_state_dict(saved)
+    assert again.online_tasks == ["epoch=1"] and len(again.excluded) == 4
+    for _ in range(3):
+        a, b = opt.ask(), again.ask()
+        np.testing.assert_allclose(a, b, atol=1e-6)
+        opt.tell(a, float(bowl(a)[0]))
+        again.tell(b, float(bowl(b)[0]))
+    assert again.nu == pytest.approx(opt.nu)
