@@ -57,9 +57,7 @@ def from_scheduler(scheduler: Any) -> dict[str, Any]:
     """
     from ray.tune.schedulers import (
         AsyncHyperBandScheduler,
-        FIFOScheduler,
         HyperBandScheduler,
-        MedianStoppingRule,
         PopulationBasedTraining,
         TrialScheduler,
     )
@@ -84,10 +82,8 @@ def from_scheduler(scheduler: Any) -> dict[str, Any]:
             levels.append(float(int(level)))
             level /= eta
         out = {"max_fidelity": max_t, "fidelity_levels": sorted(set(levels))}
-    elif isinstance(scheduler, MedianStoppingRule | FIFOScheduler):
-        out = {}
-    time_attr = getattr(scheduler, "_time_attr", None)
-    if isinstance(time_attr, str) and not isinstance(scheduler, FIFOScheduler):
+    time_attr = getattr(scheduler, "_time_attr", None)  # FIFO has none
+    if isinstance(time_attr, str):
         out["fidelity_attr"] = time_attr
     return out
 

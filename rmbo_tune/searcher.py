@@ -246,8 +246,14 @@ class RMBOSearcher(Searcher):
         if x is None or trial_id in self._observed or self._engine is None:
             return
         self._observed.add(trial_id)
-        if last is not None and result and _metric_value(result, self._metric or "") is None:
-            result = {**result, self._metric: last}
+        if (
+            last is not None
+            and not error
+            and _metric_value(result or {}, self._metric or "") is None
+        ):
+            # No final result (a trial paused when the run ended, as HyperBand leaves them),
+            # or one without the metric: the last value the trial reported counts.
+            result = {**(result or {}), self._metric: last}
         if result and not error:  # a scheduler's stopping result reaches only this method
             value = _metric_value(result, self._metric or "")
             numeric = isinstance(value, numbers.Real) and not isinstance(value, bool)

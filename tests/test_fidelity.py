@@ -1,0 +1,211 @@
+"""Fidelity-aware observations: early-stopped trials and lower-fidelity meta-tasks."""
+
+import copy
+import math
+
+import numpy as np
+import pytest
+from ray import tune
+from ray.tune.schedulers import (
+    ASHAScheduler,
+    FIFOScheduler,
+    HyperBandScheduler,
+    MedianStoppingRule,
+    PopulationBasedTraining,
+)
+
+from rmbo_tune import RMBOSearcher
+from rmbo_tune.fidelity import MIN_LEVEL_TRIALS, FidelityTracker, default_levels, from_scheduler
+
+SPACE = {"a": tune.uniform(0, 1), "b": tune.uniform(0, 1)}
+
+
+def loss(config, epoch):
+    return (config["a"] - 0.3) ** 2 + (config["b"] - 0.6) ** 2 + 1.0 / epoch
+
+
+def test_default_levels():
+    assert default_levels(27) == [1.0, 3.0, 9.0]
+    assert default_levels(20) == pytest.approx([20 / 9, 20 / 3])
+    assert default_levels(2) == []
+
+
+def test_levels_read_from_schedulers():
+    asha = from_scheduler(ASHAScheduler(time_attr="epoch", max_t=20, grace_period=1))
+    assert asha == {
+        "max_fidelity": 20.0,
+        "fidelity_levels": [1.0, 4.0, 16.0],
+        "fidelity_attr": "epoch",
+    }
+    hb = from_scheduler(HyperBandScheduler(max_t=27, reduction_factor=3))
+    assert hb["max_fidelity"] == 27.0 and hb["fidelity_levels"] == [1.0, 3.0, 9.0]
+    assert from_scheduler(MedianStoppingRule(time_attr="epoch")) == {"fidelity_attr": "epoch"}
+    assert from_scheduler(FIFOScheduler()) == {}
+    with pytest.raises(ValueError, match="PopulationBasedTraining"):
+        from_scheduler(PopulationBasedTraining(hyperparam_mutations={"a": [0.1, 0.2]}))
+    with pytest.raises(TypeError, match="TrialScheduler"):
+        from_scheduler("asha")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"attr": ""}, "fidelity_attr"),
+        ({"max_fidelity": 0}, "max_fidelity"),
+        ({"max_fidelity": math.inf}, "max_fidelity"),
+        ({"levels": [1]}, "needs max_fidelity"),
+        ({"max_fidelity": 9, "levels": [3, 9]}, "fidelity_levels"),
+        ({"max_fidelity": 9, "levels": "3"}, "fidelity_levels"),
+    ],
+)
+def test_bad_fidelity_options(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        FidelityTracker(**kwargs)
+
+
+def test_tracker_values_at_levels():
+    tr = FidelityTracker("epoch", 9, [1, 3])
+    for k in range(MIN_LEVEL_TRIALS):
+        tid = f"t{k}"
+        tr.observe(tid, [0.1 * k], {"epoch": 1}, -1.0 - k)
+        tr.observe(tid, [0.1 * k], {"epoch": 4}, -0.5 - k)  # skipped epoch 3: first >= 3
+    tasks = dict((n, (X, y)) for n, X, y in tr.changed_tasks())
+    assert set(tasks) == {"epoch=1", "epoch=3"}
+    np.testing.assert_allclose(tasks["epoch=3"][1], [-0.5, -1.5, -2.5])
+    assert tr.changed_tasks() == []  # only what changed since the last call
+    tr.observe("t0", [0.0], {"epoch": 2}, 5.0)  # a level is recorded once
+    assert tr.changed_tasks() == []
+    assert not tr.is_full("t0", {"epoch": 4}) and tr.is_full("t0", {"epoch": 9})
+    again = FidelityTracker("epoch", 9, [1, 3])
+    again.load_state_dict(tr.state_dict())
+    assert again.values == tr.values and again.reached == tr.reached
+
+
+def test_inactive_tracker_observes_everything():
+    tr = FidelityTracker()
+    tr.observe("t", [0.5], {"training_iteration": 1}, 1.0)
+    assert not tr.active and tr.is_full("t", {"training_iteration": 1})
+    assert tr.changed_tasks() == []
+
+
+def run_by_hand(searcher, n_trials, stop_at):
+    """Tune's calls for trials that a scheduler stops at ``stop_at(i)`` epochs (the stopping
+    result reaches only on_trial_complete, as in Tune)."""
+    for i in range(n_trials):
+        tid = f"t{i}"
+        config = searcher.suggest(tid)
+        stop = stop_at(i)
+        for epoch in range(1, stop + 1):
+            result = {"loss": loss(config, epoch), "training_iteration": epoch}
+            if epoch < stop:
+                searcher.on_trial_result(tid, result)
+        searcher.on_trial_complete(tid, result)
+
+
+def test_early_stopped_values_never_reach_the_target_and_levels_grow():
+    searcher = RMBOSearcher(SPACE, metric="loss", mode="min", seed=0, max_fidelity=9)
+    sizes = []
+    stops = [9, 1, 3, 1, 9, 3, 1, 1, 9, 3, 1, 3]
+    for i, stop in enumerate(stops):
+        tid = f"t{i}"
+        config = searcher.suggest(tid)
+        for epoch in range(1, stop + 1):
+            result = {"loss": loss(config, epoch), "training_iteration": epoch}
+            if epoch < stop:
+                searcher.on_trial_result(tid, result)
+        searcher.on_trial_complete(tid, result)
+        sizes.append(searcher.engine.meta.sizes.tolist())
+    full = [r for r in searcher.history if r.get("outcome") == "observed"]
+    assert len(full) == stops.count(9) and searcher.counts["stopped_early"] == 9
+    # The target GP holds exactly the full-fidelity values.
+    np.testing.assert_allclose(
+        sorted(-searcher.engine.y), sorted(r["value"] for r in full), rtol=1e-12
+    )
+    assert all(r["value"] == pytest.approx(loss(r["config"], 9)) for r in full)
+    assert searcher.engine.online_tasks == ["training_iteration=1", "training_iteration=3"]
+    # Levels grow as the search runs (every trial reaches epoch 1; 7 reach epoch 3).
+    assert sizes[-1] == [len(stops) - 1, 6]  # the last trial's results arrive after its ask
+    assert sizes[3][0] < sizes[-1][0]
+    record = searcher.history[-1]
+    assert set(record["weights"]) == {"training_iteration=1", "training_iteration=3"}
+    assert len(searcher.engine.excluded) == 9
+
+
+def test_without_max_fidelity_a_stopped_value_is_observed():
+    searcher = RMBOSearcher(SPACE, metric="loss", mode="min", seed=0)
+    config = searcher.suggest("t0")
+    searcher.on_trial_result("t0", {"loss": loss(config, 1), "training_iteration": 1})
+    searcher.on_trial_complete("t0", {"loss": loss(config, 2), "training_iteration": 2})
+    assert searcher.engine.y.tolist() == [-loss(config, 2)]
+
+
+def test_errors_are_failures_whatever_the_fidelity():
+    searcher = RMBOSearcher(SPACE, metric="loss", mode="min", seed=0, max_fidelity=9)
+    searcher.suggest("t0")
+    searcher.on_trial_complete("t0", error=True)
+    assert searcher.engine.n_failed == 1 and searcher.counts["stopped_early"] == 0
+
+
+def test_state_round_trip_keeps_the_curves(tmp_path):
+    kw = dict(metric="loss", mode="min", seed=0, max_fidelity=9)
+    searcher = RMBOSearcher(SPACE, **kw)
+    run_by_hand(searcher, 8, lambda i: 9 if i % 4 == 0 else 1 + 2 * (i % 2))
+    searcher.save(str(tmp_path / "state.json"))
+    again = RMBOSearcher(SPACE, **kw)
+    again.restore(str(tmp_path / "state.json"))
+    assert again._fidelity.values == searcher._fidelity.values
+    assert again.engine.online_tasks == searcher.engine.online_tasks
+    np.testing.assert_allclose(
+        list(again.suggest("n").values()), list(searcher.suggest("n").values()), atol=1e-6
+    )
+
+
+def epochs(config):
+    for epoch in range(1, 10):
+        tune.report({"loss": loss(config, epoch), "epoch": epoch})
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "scheduler",
+    [
+        ASHAScheduler(time_attr="epoch", metric="loss", mode="min", max_t=9, reduction_factor=3),
+        HyperBandScheduler(time_attr="epoch", metric="loss", mode="min", max_t=9),
+    ],
+    ids=["asha", "hyperband"],
+)
+def test_with_a_scheduler_in_tune(ray_local, tmp_path, scheduler):
+    searcher = RMBOSearcher(metric="loss", mode="min", seed=0, scheduler=scheduler)
+    scheduler = copy.deepcopy(scheduler)  # a fresh one for each run of the suite
+    results = tune.Tuner(
+        epochs,
+        param_space=SPACE,
+        tune_config=tune.TuneConfig(
+            search_alg=searcher,
+            scheduler=scheduler,
+            num_samples=12,
+            max_concurrent_trials=2,
+            reuse_actors=True,
+        ),
+        run_config=tune.RunConfig(storage_path=str(tmp_path), name="fid", verbose=0),
+    ).fit()
+    assert len(results) == 12 and not results.errors
+    done = {r.metrics["trial_id"]: r.metrics["epoch"] for r in results}
+    full = sorted(t for t, e in done.items() if e >= 9)
+    observed = sorted(r["trial_id"] for r in searcher.history if r.get("outcome") == "observed")
+    assert observed == full
+    if isinstance(scheduler, ASHAScheduler):  # HyperBand halves only once a bracket fills
+        assert len(full) < 12
+    assert searcher.counts["stopped_early"] + len(full) + searcher.counts["not_run"] == 12
+    assert len(searcher.engine.y) == len(full)
+    assert "epoch=1" in searcher.engine.online_tasks
+
+
+def test_pbt_is_refused():
+    with pytest.raises(ValueError, match="PopulationBasedTraining"):
+        RMBOSearcher(
+            metric="loss",
+            mode="min",
+            scheduler=PopulationBasedTraining(hyperparam_mutations={"a": [0.1, 0.2]}),
+        )
