@@ -7,7 +7,8 @@
   earlier Tune experiments as meta-tasks, and what would be dropped and why.
 - ``rmbo-tune bench TASK [options]``: the benchmark suite. Tasks through Ray Tune:
   ``cartpole``, ``pima``, ``cnn-digits``, ``omniglot-small``; on the engine: ``synthetic``,
-  ``tabular --data DIR``; measurements: ``latency``, ``overhead``, ``load-time``.
+  ``tabular --data DIR``, ``fidelity`` (searchers beside ASHA on replayed learning
+  curves); measurements: ``latency``, ``overhead``, ``load-time``.
   ``rmbo-tune bench TASK --help`` lists each one's options.
 """
 
@@ -23,6 +24,7 @@ TUNE_TASKS = ("cartpole", "pima", "cnn-digits", "omniglot-small")
 BENCHES = {
     "synthetic": "rmbo_tune.bench.synthetic",
     "tabular": "rmbo_tune.bench.tabular",
+    "fidelity": "rmbo_tune.bench.early_stopping",
     "latency": "rmbo_tune.bench.latency",
     "overhead": "rmbo_tune.bench.overhead",
     "load-time": "rmbo_tune.bench.load_time",

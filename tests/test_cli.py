@@ -14,6 +14,7 @@ OWN_OPTION = {
     "latency": "--noise-tasks",
     "overhead": "--engine-only",
     "load-time": "--experiments",
+    "fidelity": "--reverse-rung1",
 }
 
 
