@@ -243,6 +243,8 @@ class RMBOSearcher(Searcher):
         the metric in the final result, the last value the trial reported for it counts."""
         x = self._live.pop(trial_id, None)
         last = self._reported.pop(trial_id, None)
+        if x is None and trial_id not in self._observed:
+            x = self._adopt(trial_id, result)
         if x is None or trial_id in self._observed or self._engine is None:
             return
         self._observed.add(trial_id)
@@ -459,6 +461,24 @@ class RMBOSearcher(Searcher):
                 self._engine.tell(self._encode_point(point), self._sign * reward)
             self._points, self._rewards = [], None
         return self._engine
+
+    def _adopt(self, trial_id: str, result: dict | None) -> list[float] | None:
+        """The point of a finished trial this searcher never suggested, from its config.
+
+        After a driver kill between Tune's write of its experiment state and the searcher's,
+        a restored Tune knows trials the restored searcher does not; their results still
+        count (trials Tune created from ``points_to_evaluate`` of another searcher too)."""
+        config = (result or {}).get("config")
+        if self._engine is None or self._space is None or not isinstance(config, Mapping):
+            return None
+        try:
+            x = self._space.encode(config)
+        except OutOfSpaceError:
+            return None
+        self._engine.add_pending(x)
+        record = {"trial_id": trial_id, "branch": "adopted", "x": x.tolist()}
+        self._history.append({**record, "config": config_to_json(self._space.decode(x))})
+        return x.tolist()
 
     def _update_levels(self, engine: MetaBO) -> None:
         """Hand the lower-fidelity levels that gained trials to the engine."""

@@ -514,3 +514,21 @@ def test_a_damaged_state_without_a_usable_history_is_named_with_how_to_go_on(tmp
         fresh.restore(str(path))
     with pytest.raises(ValueError, match=r"rmbo_history\.json cannot replace it .*suggestion 0"):
         fresh.restore(str(path))
+
+
+def test_a_finished_trial_it_never_suggested_is_adopted_from_its_config():
+    # After a restore, Tune may know a trial the searcher's saved state predates.
+    space = {"x": tune.uniform(0, 1), "n": tune.randint(1, 5), "fixed": 3}
+    searcher = RMBOSearcher(space, metric="loss", mode="min", seed=0)
+    searcher.suggest("known")
+    searcher.on_trial_complete("known", {"loss": 0.5})
+    searcher.on_trial_complete("ghost", {"loss": 0.1, "config": {"x": 0.25, "n": 2, "fixed": 3}})
+    assert sorted(searcher.engine.y.tolist()) == [-0.5, -0.1]
+    ghost = searcher.history[-1]
+    assert ghost["trial_id"] == "ghost" and ghost["branch"] == "adopted"
+    assert ghost["outcome"] == "observed" and ghost["config"] == {"x": 0.25, "n": 2}
+    searcher.on_trial_complete("ghost", {"loss": 0.1, "config": {"x": 0.25, "n": 2}})
+    assert len(searcher.engine.y) == 2  # never twice
+    searcher.on_trial_complete("outside", {"loss": 0.0, "config": {"x": 7.0, "n": 2}})
+    searcher.on_trial_complete("no-config", {"loss": 0.0})
+    assert len(searcher.engine.y) == 2 and len(searcher.engine.pending) == 0

@@ -14,26 +14,13 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 
 import numpy as np
 
 from rmbo_tune.bench.options import positive_int
 from rmbo_tune.engine import MetaBO
 from rmbo_tune.engine import threads as engine_threads
-
-
-@contextmanager
-def _engine_limit(enabled: bool) -> Iterator[None]:
-    """The engine's BLAS limit as shipped, or switched off for the comparison."""
-    saved = engine_threads._BLAS
-    if not enabled:
-        engine_threads._BLAS = False  # the decorator then runs the call unchanged
-    try:
-        yield
-    finally:
-        engine_threads._BLAS = saved
 
 
 def time_tells(n_tells: int, dim: int, *, limited: bool, seed: int = 0) -> dict[str, float]:
@@ -43,7 +30,7 @@ def time_tells(n_tells: int, dim: int, *, limited: bool, seed: int = 0) -> dict[
     X = rng.random((n_tells, dim))
     y = -np.sum((X - 0.3) ** 2, axis=1)
     times = []
-    with _engine_limit(limited):
+    with engine_threads.blas_limit(limited):
         engine = MetaBO(dim=dim, seed=seed)
         start = time.perf_counter()
         for x, v in zip(X, y, strict=True):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 try:
@@ -21,6 +21,20 @@ except ImportError:  # pragma: no cover - the package depends on it; the engine 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _BLAS: Any = None
+_ENABLED = True
+
+
+@contextlib.contextmanager
+def blas_limit(enabled: bool) -> Iterator[None]:
+    """Switch the engine's one-thread limit on or off inside the block (it is on outside
+    any block): off for a caller that manages BLAS threads itself, or to measure what the
+    limit gains (``python -m rmbo_tune.bench.blas_threads``)."""
+    global _ENABLED
+    saved, _ENABLED = _ENABLED, bool(enabled)
+    try:
+        yield
+    finally:
+        _ENABLED = saved
 
 
 def one_blas_thread(method: _F) -> _F:
@@ -31,7 +45,8 @@ def one_blas_thread(method: _F) -> _F:
         global _BLAS
         if _BLAS is None:
             _BLAS = ThreadpoolController() if ThreadpoolController is not None else False
-        limit = _BLAS.limit(limits=1, user_api="blas") if _BLAS else contextlib.nullcontext()
+        on = _BLAS and _ENABLED
+        limit = _BLAS.limit(limits=1, user_api="blas") if on else contextlib.nullcontext()
         with limit:
             return method(*args, **kwargs)
 

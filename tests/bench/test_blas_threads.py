@@ -10,12 +10,12 @@ from tests.engine.test_threads import blas_threads as _blas
 
 
 def test_both_settings_run_and_the_limit_is_restored(capsys) -> None:
-    before, saved = _blas(), engine_threads._BLAS
+    before = _blas()
     for limited in (True, False):
         r = blas_threads.time_tells(5, 2, limited=limited)
         assert all(math.isfinite(v) and v >= 0 for v in r.values())
         assert r["max_s"] <= r["total_s"]
-    assert engine_threads._BLAS is saved and _blas() == before
+    assert engine_threads._ENABLED and _blas() == before
     blas_threads.main(["--tells", "3", "--dim", "2"])
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2 and all("3 tells" in line for line in lines)

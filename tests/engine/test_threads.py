@@ -6,7 +6,7 @@ import numpy as np
 from threadpoolctl import threadpool_info
 
 from rmbo_tune.engine import MetaBO
-from rmbo_tune.engine.threads import one_blas_thread
+from rmbo_tune.engine.threads import blas_limit, one_blas_thread
 
 
 def blas_threads() -> list[int]:
@@ -38,3 +38,12 @@ def test_engine_ask_and_tell_run_on_one_blas_thread(monkeypatch) -> None:
     engine.fail(engine.ask())
     assert len(seen) == 4 and all(n and set(n) == {1} for n in seen)
     assert blas_threads() == before
+
+
+def test_the_limit_can_be_switched_off_in_a_block() -> None:
+    before = blas_threads()
+    with blas_limit(False):
+        assert one_blas_thread(blas_threads)() == before
+        with blas_limit(True):
+            assert set(one_blas_thread(blas_threads)()) == {1}
+    assert set(one_blas_thread(blas_threads)()) == {1}
