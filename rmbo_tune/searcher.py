@@ -451,7 +451,11 @@ class RMBOSearcher(Searcher):
                 + (f"; {self._damaged}" if getattr(self, "_damaged", None) else "")
             )
         space, options = self._space, dataclasses.asdict(self._options)
-        meta, self._task_names, dropped = self._meta.for_engine(space, self._metric, self._mode)
+        fid = self._fidelity
+        full = (fid.attr, fid.max_fidelity) if fid.max_fidelity is not None else None
+        meta, self._task_names, dropped = self._meta.for_engine(
+            space, self._metric, self._mode, full
+        )
         self.counts["dropped_meta_configs"] += dropped
         self._engine = MetaBO(
             space.dim, meta, self._method, seed=self._seed, project=space.project, **options

@@ -209,3 +209,29 @@ def test_pbt_is_refused():
             mode="min",
             scheduler=PopulationBasedTraining(hyperparam_mutations={"a": [0.1, 0.2]}),
         )
+
+
+def test_earlier_experiments_keep_only_trials_that_reached_the_full_budget():
+    import pandas as pd
+
+    rows = []
+    for trial, (a, stop) in enumerate([(0.1, 9), (0.2, 1), (0.3, 9), (0.4, 3), (0.5, 9)]):
+        for epoch in range(1, stop + 1):
+            rows.append(
+                {
+                    "trial_id": f"t{trial}",
+                    "config/a": a,
+                    "config/b": 0.5,
+                    "training_iteration": epoch,
+                    "loss": loss({"a": a, "b": 0.5}, epoch),
+                }
+            )
+    frame = pd.DataFrame(rows)
+    with_fidelity = RMBOSearcher(
+        SPACE, metric="loss", mode="min", meta_tasks=frame, max_fidelity=9
+    )
+    with_fidelity.suggest("t")
+    assert with_fidelity.engine.meta.sizes.tolist() == [3]
+    plain = RMBOSearcher(SPACE, metric="loss", mode="min", meta_tasks=frame)
+    plain.suggest("t")
+    assert plain.engine.meta.sizes.tolist() == [5]

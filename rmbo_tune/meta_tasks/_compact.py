@@ -205,6 +205,7 @@ def load_deferred(
     space: SearchSpace,
     scope: str,
     metric_map: Mapping[str, Any] | None,
+    fidelity: tuple[str, float] | None = None,
 ) -> list[CompactTask]:
     """Load the sources :func:`split_sources` deferred, aligned with the search space.
 
@@ -218,7 +219,7 @@ def load_deferred(
         The target's metric and direction.
     space : SearchSpace
         The search's space; configs outside it are dropped.
-    scope, metric_map
+    scope, metric_map, fidelity
         As in :func:`~rmbo_tune.meta_tasks.load_meta_tasks`.
 
     Returns
@@ -235,7 +236,14 @@ def load_deferred(
         else [src for _, src in deferred]
     )
     tasks = load_meta_tasks(
-        sources, metric, mode, space=space, scope=scope, metric_map=metric_map, on_error="skip"
+        sources,
+        metric,
+        mode,
+        space=space,
+        scope=scope,
+        metric_map=metric_map,
+        on_error="skip",
+        fidelity=fidelity,
     )
     for task in tasks:
         logger.info("RMBOSearcher meta-task %s", task.report.summary())
@@ -314,9 +322,14 @@ class PendingMetaTasks:
         self.scope, self.metric_map = scope, metric_map
 
     def for_engine(
-        self, space: SearchSpace, metric: str, mode: str
+        self,
+        space: SearchSpace,
+        metric: str,
+        mode: str,
+        fidelity: tuple[str, float] | None = None,
     ) -> tuple[list[tuple[Array, Array]], list[str], int]:
-        """Load the deferred sources and encode every task, as :func:`engine_tasks` does."""
+        """Load the deferred sources (trials that reached ``fidelity`` only) and encode
+        every task, as :func:`engine_tasks` does."""
         try:
             loaded = load_deferred(
                 self.deferred,
@@ -325,6 +338,7 @@ class PendingMetaTasks:
                 space=space,
                 scope=self.scope,
                 metric_map=self.metric_map,
+                fidelity=fidelity,
             )
         except ValueError as exc:
             if not self.ready:

@@ -211,6 +211,7 @@ def load_meta_tasks(
     out_of_space: str = "drop",
     filesystem: pafs.FileSystem | None = None,
     on_error: str = "raise",
+    fidelity: tuple[str, float] | None = None,
 ) -> list[MetaTask]:
     """Load earlier tuning runs as meta-tasks, in the target metric's units.
 
@@ -257,6 +258,11 @@ def load_meta_tasks(
         recorded the metric, every trial errored, ...) is left out with a warning naming it
         and why; a ``ValueError`` is raised only when no source is usable. Missing paths and
         sources of an unknown type are errors either way.
+    fidelity : (str, float), optional
+        Keep only trials that reached this training budget, e.g. ``("training_iteration",
+        27)`` for an experiment run with ``ASHAScheduler(max_t=27)``: the others were
+        stopped early, and their values are not full-budget results. They are dropped as
+        ``below_fidelity`` in the load report.
 
     Returns
     -------
@@ -308,7 +314,14 @@ def load_meta_tasks(
             f"filesystem must be a pyarrow.fs.FileSystem, got {type(filesystem).__name__}"
         )
     aligner = Aligner(space, out_of_space) if space is not None else None
-    reader = MetricReader(metric, mode, scope, candidates(metric, metric_map))
+    if fidelity is not None and not (
+        isinstance(fidelity, tuple)
+        and len(fidelity) == 2
+        and isinstance(fidelity[0], str)
+        and is_num(fidelity[1])
+    ):
+        raise ValueError(f"fidelity must be a (result key, value) pair, got {fidelity!r}")
+    reader = MetricReader(metric, mode, scope, candidates(metric, metric_map), fidelity)
     ctx = _Context(reader, aligner, filesystem)
     ctx.skip = on_error == "skip"
     tasks: list[MetaTask] = []

@@ -177,8 +177,32 @@ class MetricReader:
         The metrics to try, in order (:func:`candidates`).
     """
 
-    def __init__(self, metric: str, mode: str, scope: str, candidates: list[Candidate]) -> None:
+    def __init__(
+        self,
+        metric: str,
+        mode: str,
+        scope: str,
+        candidates: list[Candidate],
+        fidelity: tuple[str, float] | None = None,
+    ) -> None:
         self.metric, self.mode, self.scope, self.candidates = metric, mode, scope, candidates
+        self.fidelity = fidelity
+
+    def reached(self, rec: st.TrialRecord) -> bool:
+        """Whether the trial reached :attr:`fidelity` (``(key, value)``; always with None):
+        the largest value of the key in its summary, last result or result rows."""
+        if self.fidelity is None:
+            return True
+        key, full = self.fidelity
+        seen: list[float] = []
+        s = rec.summary.get(key) if rec.summary else None
+        if isinstance(s, Mapping):
+            seen += [float(s[k]) for k in ("max", "last") if is_num(s.get(k))]
+        if rec.last_result and is_num(_get(rec.last_result, key)):
+            seen.append(float(_get(rec.last_result, key)))
+        if not seen:
+            seen = [float(v) for row in rec.rows() if is_num(v := _get(row, key))]
+        return bool(seen) and max(seen) >= full
 
     def best(self, values: Sequence[float]) -> float:
         """The best of ``values`` in :attr:`mode`."""
@@ -239,6 +263,9 @@ class MetricReader:
         """
         if rec.errored:
             report.drop("errored")
+            return None
+        if not self.reached(rec):
+            report.drop("below_fidelity")  # stopped early by a scheduler
             return None
         s = rec.summary.get(cand.name) if rec.summary else None
         if rec.summary and s is None:  # Tune summarizes every numeric metric reported

@@ -28,6 +28,7 @@ class LoadReport:
     dropped : dict of str to int
         Trials dropped, by reason: "errored", "nan", "inf", "missing_metric", "no_results",
         "truncated_result" (a result file with no readable line), "missing_config",
+        "below_fidelity" (stopped before the ``fidelity`` asked of the load),
         "out_of_space:<reason>" (reason as in :class:`~rmbo_tune.exceptions.OutOfSpaceError`).
     notes : dict of str to int
         Events that dropped nothing: "truncated_result" (a truncated last line was skipped),

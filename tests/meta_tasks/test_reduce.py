@@ -103,3 +103,29 @@ def test_dropped_trials_are_counted_by_reason():
     assert keep_finite(1.5, report) == 1.5
     with pytest.raises(ValueError, match=r"metrics found: other\. Map one of them to 'score'"):
         reader.pick(records[3:4], "src")
+
+
+def test_trials_below_the_fidelity_are_dropped():
+    cand = candidates("score", None)[0]
+    reader = MetricReader("score", "max", "last", [cand], ("training_iteration", 9))
+    rows = [{"score": 0.1 * k, "training_iteration": k} for k in (1, 2, 3)]
+    stopped = TrialRecord("s", {"x": 1}, False, _rows=rows)
+    full_rows = [{"score": 0.1 * k, "training_iteration": k} for k in range(1, 10)]
+    full = TrialRecord("f", {"x": 2}, False, _rows=full_rows)
+    summary = {"score": {"last": 0.9, "max": 0.9, "min": 0.1, "avg": 0.5}}
+    summarized = TrialRecord(
+        "u", {"x": 3}, False, summary={**summary, "training_iteration": {"max": 9, "last": 9}}
+    )
+    no_key = TrialRecord("k", {"x": 4}, False, _rows=[{"score": 1.0}])
+    report = LoadReport("s")
+    values = [reader.value(r, cand, report) for r in (stopped, full, summarized, no_key)]
+    assert values == [None, pytest.approx(0.9), 0.9, None]
+    assert report.dropped == {"below_fidelity": 2}
+    assert MetricReader("score", "max", "last", [cand]).value(
+        stopped, cand, report
+    ) == pytest.approx(0.3)
+
+
+def test_load_meta_tasks_checks_the_fidelity_argument():
+    with pytest.raises(ValueError, match="fidelity must be"):
+        load_meta_tasks([([{"x": 1}], [1.0])], "score", "max", fidelity=9)
