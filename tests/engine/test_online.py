@@ -116,3 +116,22 @@ def test_state_round_trip_with_online_tasks(gap_estimate):
         opt.tell(a, float(bowl(a)[0]))
         again.tell(b, float(bowl(b)[0]))
     assert again.nu == pytest.approx(opt.nu)
+
+
+def test_only_changed_tasks_are_rebuilt_and_predicted_again():
+    rng = np.random.default_rng(5)
+    tasks = [(X := rng.uniform(size=(15, 2)), bowl(X, c)) for c in (0.2, 0.7)]
+    opt = MetaBO(dim=2, meta_tasks=tasks, seed=0)
+    before = opt.meta.models[:2]
+    for k in range(6):
+        X = rng.uniform(size=(3 + k, 2))
+        opt.update_meta_task("epoch=1", X, bowl(X, 0.3))
+        if k >= 2:
+            opt.update_meta_task("epoch=3", X[:3], bowl(X[:3], 0.35))
+        x = opt.ask()
+        opt.tell(x, float(bowl(x)[0]))
+    assert opt.meta.models[:2] == before  # the earlier tasks' GPs were never rebuilt
+    mu, sigma = opt.meta.predict(opt._fixed)
+    cache = opt._meta_cache_get()
+    np.testing.assert_allclose(cache.mu, mu, atol=1e-10)
+    np.testing.assert_allclose(cache.sigma, sigma, atol=1e-10)
