@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Sequence
-from dataclasses import astuple
 from typing import Any
 
 import numpy as np
@@ -23,7 +22,7 @@ from rmbo_tune.engine import acquisition as acq
 from rmbo_tune.engine import candidates as cand
 from rmbo_tune.engine import state
 from rmbo_tune.engine.gp import GPHyperparameters
-from rmbo_tune.engine.meta_models import MetaTaskModels, fit_meta_models
+from rmbo_tune.engine.meta_models import fit_meta_models
 from rmbo_tune.engine.meta_weights import (
     MetaWeightState,
     beta_schedule,
@@ -31,7 +30,7 @@ from rmbo_tune.engine.meta_weights import (
     ranking_gaps,
 )
 from rmbo_tune.engine.methods import Context, MetaSamplePool, check_method, new_record
-from rmbo_tune.engine.online import OnlineTask, joining_gap
+from rmbo_tune.engine.online import OnlineTask, refresh
 from rmbo_tune.engine.optimize import identity, sobol_points
 from rmbo_tune.engine.options import MetaBOOptions
 from rmbo_tune.engine.priors import LogNormalPrior
@@ -326,59 +325,9 @@ class MetaBO:
         return [t.name for t in sorted(self._online.values(), key=lambda t: t.index)]
 
     def _refresh_meta(self) -> None:
-        """Rebuild the GPs of the online meta-tasks that changed (before the meta-tasks are
-        read); the others, and their predictions at the fixed candidates, are kept."""
-        if not self._dirty:
-            return
-        changed = sorted(self._dirty)
-        hypers: list[GPHyperparameters | None] = list(self._meta_hypers)
-        for task in self._online.values():
-            n = len(self._meta_data[task.index][1])
-            if task.index in self._dirty and task.needs_fit(n):
-                hypers[task.index], task.fit_size = None, n
-        prior = LogNormalPrior.default(self.dim) if self.options.hyper_prior else None
-        if self.options.output_scaling == "shared" or self.meta.n_tasks == 0:
-            # One output map for all tasks (or nothing built yet): rebuild everything.
-            self.meta, self._meta_hypers, _ = fit_meta_models(
-                self._meta_data, hypers, self.options, self.rng, prior
-            )
-            self._meta_cache = None
-        else:
-            built, fitted, _ = fit_meta_models(
-                [self._meta_data[i] for i in changed],
-                [hypers[i] for i in changed],
-                self.options,
-                self.rng,
-                prior,
-            )
-            models: list[Any] = list(self.meta.models)
-            models += [None] * (len(self._meta_data) - len(models))
-            for i, model, hyper in zip(changed, built.models, fitted, strict=True):
-                models[i], hypers[i] = model, hyper
-            self.meta, self._meta_hypers = MetaTaskModels(models), hypers  # type: ignore[assignment]
-            if self._meta_cache is not None:  # predict again only for the changed tasks
-                grow = ((0, self.meta.n_tasks - len(self._meta_cache.mu)), (0, 0))
-                cache = acq.MetaCache(*(np.pad(a, grow) for a in astuple(self._meta_cache)))
-                cache.mu[changed], cache.sigma[changed] = built.predict(self._fixed)
-                self._meta_cache = cache
-        self._join_new_tasks()
-        self._uses_meta = True
-        self._ts_pool = None
-        self._dirty.clear()
-        if self._method.robust and self.options.gap_estimate == "bound":
-            self.target.set_cached_points(np.vstack([self._fixed, self.meta.X_all]))
-
-    def _join_new_tasks(self) -> None:
-        """Give meta-weights to online tasks created since the last refresh."""
-        ws = self.weight_state
-        if ws.n_tasks == self.meta.n_tasks:
-            return
-        mu_new = self.meta.predict(self.X)[0][ws.n_tasks :] if len(self.y) else None
-        for k in range(self.meta.n_tasks - ws.n_tasks):
-            if self.options.gap_estimate == "ranking" and mu_new is not None:
-                ws.add_task(joining_gap(mu_new[k], self.y))
-            else:  # bound gaps of the past are unknown: the tasks' average
-                ws.add_task(float(ws.cumulative_gaps.mean()) if ws.n_tasks else 0.0)
+        """Rebuild the online meta-tasks that changed, before the meta-tasks are read."""
+        if self._dirty:
+            refresh(self)
 
     def add_pending(self, x: ArrayLike) -> None:
         """Mark ``x`` as being evaluated without asking for it (user-supplied points), so

@@ -17,13 +17,20 @@ is neither favoured nor penalized for arriving late.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import asdict, astuple, dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from rmbo_tune.engine import acquisition as acq
+from rmbo_tune.engine.gp import GPHyperparameters
+from rmbo_tune.engine.meta_models import MetaTaskModels, fit_meta_models
 from rmbo_tune.engine.meta_weights import ranking_gaps
+from rmbo_tune.engine.priors import LogNormalPrior
 from rmbo_tune.engine.types import Array
+
+if TYPE_CHECKING:
+    from rmbo_tune.engine.metabo import MetaBO
 
 REFIT_GROWTH = 1.2
 
@@ -75,3 +82,58 @@ def joining_gap(mu: Array, y: Array) -> float:
     mu = np.asarray(mu, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     return float(sum(ranking_gaps(mu[None, :s], y[:s])[0] for s in range(2, len(y) + 1)))
+
+
+def refresh(engine: MetaBO) -> None:
+    """Rebuild the GPs of the online meta-tasks of ``engine`` that changed; the others, and
+    their predictions at the fixed candidates, are kept."""
+    changed = sorted(engine._dirty)
+    hypers: list[GPHyperparameters | None] = list(engine._meta_hypers)
+    for task in engine._online.values():
+        n = len(engine._meta_data[task.index][1])
+        if task.index in engine._dirty and task.needs_fit(n):
+            hypers[task.index], task.fit_size = None, n
+    prior = LogNormalPrior.default(engine.dim) if engine.options.hyper_prior else None
+    if engine.options.output_scaling == "shared" or engine.meta.n_tasks == 0:
+        # One output map for all tasks (or nothing built yet): rebuild everything.
+        engine.meta, engine._meta_hypers, _ = fit_meta_models(
+            engine._meta_data, hypers, engine.options, engine.rng, prior
+        )
+        engine._meta_cache = None
+    else:
+        built, fitted, _ = fit_meta_models(
+            [engine._meta_data[i] for i in changed],
+            [hypers[i] for i in changed],
+            engine.options,
+            engine.rng,
+            prior,
+        )
+        models: list[Any] = list(engine.meta.models)
+        models += [None] * (len(engine._meta_data) - len(models))
+        for i, model, hyper in zip(changed, built.models, fitted, strict=True):
+            models[i], hypers[i] = model, hyper
+        engine.meta, engine._meta_hypers = MetaTaskModels(models), hypers  # type: ignore[assignment]
+        if engine._meta_cache is not None:  # predict again only for the changed tasks
+            grow = ((0, engine.meta.n_tasks - len(engine._meta_cache.mu)), (0, 0))
+            cache = acq.MetaCache(*(np.pad(a, grow) for a in astuple(engine._meta_cache)))
+            cache.mu[changed], cache.sigma[changed] = built.predict(engine._fixed)
+            engine._meta_cache = cache
+    _join_new_tasks(engine)
+    engine._uses_meta = True
+    engine._ts_pool = None
+    engine._dirty.clear()
+    if engine._method.robust and engine.options.gap_estimate == "bound":
+        engine.target.set_cached_points(np.vstack([engine._fixed, engine.meta.X_all]))
+
+
+def _join_new_tasks(engine: MetaBO) -> None:
+    """Give meta-weights to online tasks created since the last refresh."""
+    ws = engine.weight_state
+    if ws.n_tasks == engine.meta.n_tasks:
+        return
+    mu_new = engine.meta.predict(engine.X)[0][ws.n_tasks :] if len(engine.y) else None
+    for k in range(engine.meta.n_tasks - ws.n_tasks):
+        if engine.options.gap_estimate == "ranking" and mu_new is not None:
+            ws.add_task(joining_gap(mu_new[k], engine.y))
+        else:  # bound gaps of the past are unknown: the tasks' average
+            ws.add_task(float(ws.cumulative_gaps.mean()) if ws.n_tasks else 0.0)
