@@ -79,7 +79,7 @@ def write_history(
     os.replace(tmp, path)
 
 
-OUTCOMES = ("observed", "failed", "dropped", None)  # None: running when written
+OUTCOMES = ("observed", "failed", "dropped", "stopped", None)  # None: running when written
 
 
 def read_history(path: str | os.PathLike) -> dict[str, Any]:

@@ -235,3 +235,17 @@ def test_earlier_experiments_keep_only_trials_that_reached_the_full_budget():
     plain = RMBOSearcher(SPACE, metric="loss", mode="min", meta_tasks=frame)
     plain.suggest("t")
     assert plain.engine.meta.sizes.tolist() == [5]
+
+
+def test_a_damaged_state_is_rebuilt_with_its_stopped_trials(tmp_path):
+    kw = dict(metric="loss", mode="min", seed=0, max_fidelity=9)
+    searcher = RMBOSearcher(SPACE, **kw)
+    run_by_hand(searcher, 6, lambda i: 9 if i % 3 == 0 else 1)
+    path = tmp_path / "searcher-state.json"
+    searcher.save(str(path))
+    path.write_text(path.read_text()[:40])
+    fresh = RMBOSearcher(**kw)
+    fresh.restore(str(path))
+    assert np.array_equal(fresh.engine.y, searcher.engine.y)
+    assert np.allclose(fresh.engine.excluded, searcher.engine.excluded)
+    assert len(fresh.engine.pending) == 0
