@@ -6,6 +6,7 @@ observation exactly once."""
 import glob
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -209,9 +210,16 @@ def test_driver_killed_at_ten_random_points_resumes_with_every_observation_once(
     restore = _run_driver([tmp_path, "exp", "restore", n, concurrency], env)
     out, _ = restore.communicate(timeout=600)
     assert restore.returncode == 0, out
-    assert f"DONE {n} 0" in out, out
+    done = re.search(r"^DONE (\d+) 0$", out, re.MULTILINE)
+    assert done, out
+    # Tune copies its state files into the experiment directory one by one, in a background
+    # sync: a kill between two copies can leave its trial list newer than its search
+    # generator's trial counter, and the restored Tune then creates as many trials beyond
+    # num_samples as the counter lags (a few). Each of them must be observed once too.
+    ran = int(done.group(1))
+    assert n <= ran <= n + kills * concurrency, out
     assert len({_n_observed(s) for s in snapshots}) == kills  # each kill at a new point
-    _assert_every_trial_once(_latest_state(exp_dir), n, snapshots)
+    _assert_every_trial_once(_latest_state(exp_dir), ran, snapshots)
 
 
 def test_a_damaged_trial_checkpoint_fails_that_trial_and_the_run_finishes(tmp_path, no_ray):
