@@ -288,6 +288,7 @@ def run(
         "mode": "max",
         "optimum": None,
         "budget": budget,
+        "x_label": f"full trainings ({MAX_FIDELITY} boosting iterations each)",
         "settings": {"seeds": seeds, "tasks": curves.names, "fidelities": list(FIDELITIES)},
         "runs": {m: [] for m in methods},
     }

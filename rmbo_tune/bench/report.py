@@ -7,6 +7,7 @@ A results document is a plain dict (what ``results.json`` holds)::
       "optimum": 1.0,                # or None: regret is then taken against the best value
                                      # any method found on that task
       "budget": 30, "settings": {...},
+      "x_label": "trials",           # optional: what the horizons count
       "runs": {
         "rm-gp-ucb": [
           {"seed": 0, "values": [...],          # metric of each trial, in suggestion order
@@ -205,7 +206,7 @@ def plot_best_so_far(doc: Mapping[str, Any], path: str | Path) -> Path:
         t = np.arange(1, length + 1)
         ax.plot(t, mean, label=method)
         ax.fill_between(t, mean - se, mean + se, alpha=0.2)
-    ax.set_xlabel("trials")
+    ax.set_xlabel(doc.get("x_label", "trials"))
     ax.set_ylabel("simple regret" if per_run_opt else f"best {doc['metric']} so far")
     ax.set_title(f"{doc['task']}: mean ± 1 SE over runs")
     ax.legend(fontsize=8)
