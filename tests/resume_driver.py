@@ -1,7 +1,8 @@
 """Driver process for the kill-and-resume tests.
 
 ``python resume_driver.py STORAGE NAME start|restore N [CONCURRENCY]``; each trial step
-takes ``RESUME_STEP_S`` seconds (0.15).
+takes ``RESUME_STEP_S`` seconds (0.15). With ``RESUME_ASHA=1`` the run has an ASHA scheduler
+(rungs at steps 1 and 3) and the searcher reads its budget from it.
 
 Each trial reports three steps and checkpoints after each, so a restored run resumes
 interrupted trials from their checkpoints (and a damaged checkpoint fails its trial).
@@ -15,6 +16,7 @@ import time
 
 import ray
 from ray import tune
+from ray.tune.schedulers import ASHAScheduler
 
 from rmbo_tune import RMBOSearcher
 
@@ -44,11 +46,17 @@ def main() -> None:
     concurrency = int(sys.argv[5]) if len(sys.argv) > 5 else 2
     ray.init(address="local", num_cpus=concurrency, include_dashboard=False, log_to_driver=False)
     if action == "start":
+        asha = None
+        if os.environ.get("RESUME_ASHA") == "1":
+            asha = ASHAScheduler(
+                time_attr="step", metric="loss", mode="min", max_t=STEPS, reduction_factor=3
+            )
         tuner = tune.Tuner(
             slow_quadratic,
             param_space={"x": tune.uniform(0, 1), "y": tune.uniform(0, 1)},
             tune_config=tune.TuneConfig(
-                search_alg=RMBOSearcher(metric="loss", mode="min", seed=0),
+                search_alg=RMBOSearcher(metric="loss", mode="min", seed=0, scheduler=asha),
+                scheduler=asha,
                 num_samples=n,
                 max_concurrent_trials=concurrency,
                 reuse_actors=True,

@@ -249,3 +249,39 @@ def test_a_damaged_state_is_rebuilt_with_its_stopped_trials(tmp_path):
     assert np.array_equal(fresh.engine.y, searcher.engine.y)
     assert np.allclose(fresh.engine.excluded, searcher.engine.excluded)
     assert len(fresh.engine.pending) == 0
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_asha_run_killed_and_restored_observes_each_trial_once(tmp_path):
+    from tests.test_faults import (
+        _env,
+        _kill_driver,
+        _latest_state,
+        _n_observed,
+        _run_driver,
+        _wait_for_state,
+    )
+
+    n, exp_dir = 16, str(tmp_path / "exp")
+    env = _env(RESUME_ASHA="1", RESUME_STEP_S="0.3")
+    proc = _run_driver([tmp_path, "exp", "start", n, 2], env)
+    if _wait_for_state(exp_dir, proc, lambda s: _n_observed(s) >= 4) is None:
+        pytest.fail(f"the run finished before the kill:\n{proc.stdout.read()}")
+    _kill_driver(proc, exp_dir)
+    restore = _run_driver([tmp_path, "exp", "restore", n, 2], env)
+    out, _ = restore.communicate(timeout=600)
+    assert restore.returncode == 0 and "DONE" in out, out
+    ran = int(out.split("DONE ")[1].split()[0])
+    final = _latest_state(exp_dir)
+    outcome = {}
+    for record in final["history"]:
+        if record.get("outcome") is not None:
+            assert record["trial_id"] not in outcome  # never twice
+            outcome[record["trial_id"]] = record["outcome"]
+    assert sorted(set(outcome.values())) == ["observed", "stopped"], outcome
+    assert len(outcome) == ran  # every trial Tune ran is observed or stopped, once
+    observed = sum(o == "observed" for o in outcome.values())
+    assert len(final["engine"]["X"]) == observed  # stopped trials never reach the target GP
+    assert final["counts"]["stopped_early"] == ran - observed
+    assert final["engine"]["online_tasks"][0]["name"] == "step=1"
