@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 from ray.tune.search import Searcher
 
-from rmbo_tune.diagnostics import HISTORY_FILE, name_by_task, read_history, write_history
+from rmbo_tune import searcher_state
+from rmbo_tune.diagnostics import HISTORY_FILE, name_by_task, write_history
 from rmbo_tune.engine import MetaBO, MetaBOOptions, SearchSpaceExhausted
 from rmbo_tune.engine.methods import METHODS
 from rmbo_tune.engine.threads import one_blas_thread
@@ -26,11 +27,10 @@ from rmbo_tune.exceptions import OutOfSpaceError
 from rmbo_tune.fidelity import FidelityTracker, from_scheduler
 from rmbo_tune.meta_tasks._compact import PendingMetaTasks
 from rmbo_tune.space import SearchSpace, flatten, has_domains
-from rmbo_tune.space_codec import config_to_json, space_from_json, space_to_json
+from rmbo_tune.space_codec import config_to_json
 
 logger = logging.getLogger(__name__)
 
-STATE_VERSION = 1
 _COUNTS = (
     "observed",
     "errored",
@@ -303,29 +303,7 @@ class RMBOSearcher(Searcher):
 
     def save(self, checkpoint_path: str) -> None:
         """Write the state as JSON (never a pickle), and ``rmbo_history.json`` beside it."""
-        engine = None
-        if self._engine is not None:
-            engine = self._engine.state_dict()
-            # The engine's per-ask log repeats what self._history holds (per trial, with
-            # names); leaving it out halves the checkpoint that Tune writes periodically.
-            engine["history"] = []
-        state = {
-            "version": STATE_VERSION,
-            "metric": self._metric,
-            "mode": self._mode,
-            "space": None if self._space is None else space_to_json(self._space),
-            "engine": engine,
-            "live": self._live,
-            "reported": self._reported,
-            "observed": sorted(self._observed),
-            "points": [config_to_json(p) for p in self._points],
-            "rewards": self._rewards,
-            "history": self._history,
-            "counts": self.counts,
-            "max_concurrent": self._max_concurrent,
-            "task_names": self._task_names,
-            "fidelity": self._fidelity.state_dict(),
-        }
+        state = searcher_state.dump(self)
         # json.dumps, not json.dump: only the one-shot encoder runs in C (several times
         # faster on a long history, and Tune saves the searcher periodically).
         with open(checkpoint_path, "w") as fh:
@@ -342,78 +320,16 @@ class RMBOSearcher(Searcher):
 
     @one_blas_thread
     def restore(self, checkpoint_path: str) -> None:
-        """Load state written by :meth:`save`; a damaged file is named in the error."""
+        """Load state written by :meth:`save`; a damaged file is rebuilt from the history
+        beside it, or named in the error."""
         try:
             with open(checkpoint_path) as fh:
                 state = json.load(fh)
         except (OSError, ValueError) as exc:
-            self._recover(checkpoint_path, f"its saved state {checkpoint_path} is damaged ({exc})")
+            damaged = f"its saved state {checkpoint_path} is damaged ({exc})"
+            searcher_state.recover(self, checkpoint_path, damaged)
             return
-        if state.get("version") != STATE_VERSION:
-            raise ValueError(
-                f"{checkpoint_path}: unsupported RMBOSearcher state version "
-                f"{state.get('version')!r}"
-            )
-        self._metric, self._mode = state["metric"], state["mode"]
-        if state["space"] is not None:
-            restored = space_from_json(state["space"])
-            self._space = restored if self._space is None else self._space
-        self._live = {k: list(v) for k, v in state["live"].items()}
-        self._reported = dict(state.get("reported", {}))
-        self._observed = set(state["observed"])
-        self._points, self._rewards = state["points"], state["rewards"]
-        self._history = state["history"]
-        self.counts.update(state["counts"])
-        self._max_concurrent = self._max_concurrent or state["max_concurrent"]
-        self._task_names = list(state["task_names"])
-        if "fidelity" in state:
-            self._fidelity.load_state_dict(state["fidelity"])
-        if state["engine"] is not None:
-            assert self._space is not None
-            self._engine = MetaBO.from_state_dict(state["engine"], project=self._space.project)
-
-    def _recover(self, checkpoint_path: str, damaged: str) -> None:
-        """Rebuild the search from the history file written beside a damaged state file:
-        every observation, failure and running trial it records, and the meta-tasks."""
-        path = os.path.join(os.path.dirname(checkpoint_path) or ".", HISTORY_FILE)
-        try:
-            saved = read_history(path)
-            if self._space is None and saved.get("space") is not None:
-                self._space = space_from_json(saved["space"])
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            self._damaged = (  # the trials' results on disk are intact: reuse them so
-                f"{damaged}, and {path} cannot replace it ({exc}); start a new search "
-                "with meta_tasks=<this experiment's directory>"
-            )
-            raise ValueError(f"RMBOSearcher cannot resume: {self._damaged}") from exc
-        self._metric, self._mode = self._metric or saved["metric"], self._mode or saved["mode"]
-        engine, records = self._ensure_engine(), saved["suggestions"]
-        self._points = self._points[
-            sum(r.get("branch") == "points_to_evaluate" for r in records) :
-        ]
-        for rec in records:
-            outcome = rec.get("outcome")
-            if outcome is None:  # running when the state was saved: Tune reruns it
-                engine.add_pending(rec["x"])
-                self._live[rec["trial_id"]] = rec["x"]
-                continue
-            if outcome == "failed":
-                engine.fail(rec["x"])
-            elif outcome == "stopped":
-                engine.add_pending(rec["x"])
-                engine.drop(rec["x"])
-            elif outcome == "observed":
-                engine.tell(rec["x"], self._sign * rec["value"])
-            self._observed.add(rec["trial_id"])
-        self._history = records
-        self.counts.update(saved["counts"])
-        logger.warning(
-            "RMBOSearcher: %s; the search was rebuilt from %s (%d trials finished, %d running)",
-            damaged,
-            path,
-            len(self._observed),
-            len(self._live),
-        )
+        searcher_state.load(self, state, checkpoint_path)
 
     def __getstate__(self) -> dict:
         # tuner.pkl holds the constructed searcher: keep it small (no engine, no GP caches);

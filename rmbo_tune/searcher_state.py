@@ -1,0 +1,117 @@
+"""RMBOSearcher's saved state: what ``save`` writes, what ``restore`` reads back, and the
+rebuild from ``rmbo_history.json`` when the state file is damaged.
+
+The state is plain JSON (never a pickle): the engine's state dict, the live and observed
+trials, the per-trial history, the fidelity tracker and the counters.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import TYPE_CHECKING, Any
+
+from rmbo_tune.diagnostics import HISTORY_FILE, read_history
+from rmbo_tune.engine import MetaBO
+from rmbo_tune.space_codec import config_to_json, space_from_json, space_to_json
+
+if TYPE_CHECKING:
+    from rmbo_tune.searcher import RMBOSearcher
+
+logger = logging.getLogger("rmbo_tune.searcher")
+
+STATE_VERSION = 1
+
+
+def dump(s: RMBOSearcher) -> dict[str, Any]:
+    """The searcher's state as a JSON-able dict."""
+    engine = None
+    if s._engine is not None:
+        engine = s._engine.state_dict()
+        # The engine's per-ask log repeats the searcher's history (per trial, with
+        # names); leaving it out halves the checkpoint that Tune writes periodically.
+        engine["history"] = []
+    return {
+        "version": STATE_VERSION,
+        "metric": s._metric,
+        "mode": s._mode,
+        "space": None if s._space is None else space_to_json(s._space),
+        "engine": engine,
+        "live": s._live,
+        "reported": s._reported,
+        "observed": sorted(s._observed),
+        "points": [config_to_json(p) for p in s._points],
+        "rewards": s._rewards,
+        "history": s._history,
+        "counts": s.counts,
+        "max_concurrent": s._max_concurrent,
+        "task_names": s._task_names,
+        "fidelity": s._fidelity.state_dict(),
+    }
+
+
+def load(s: RMBOSearcher, state: dict[str, Any], checkpoint_path: str) -> None:
+    """Restore ``s`` from a state written by :func:`dump` (read from ``checkpoint_path``)."""
+    if state.get("version") != STATE_VERSION:
+        raise ValueError(
+            f"{checkpoint_path}: unsupported RMBOSearcher state version {state.get('version')!r}"
+        )
+    s._metric, s._mode = state["metric"], state["mode"]
+    if state["space"] is not None:
+        restored = space_from_json(state["space"])
+        s._space = restored if s._space is None else s._space
+    s._live = {k: list(v) for k, v in state["live"].items()}
+    s._reported = dict(state.get("reported", {}))
+    s._observed = set(state["observed"])
+    s._points, s._rewards = state["points"], state["rewards"]
+    s._history = state["history"]
+    s.counts.update(state["counts"])
+    s._max_concurrent = s._max_concurrent or state["max_concurrent"]
+    s._task_names = list(state["task_names"])
+    if "fidelity" in state:
+        s._fidelity.load_state_dict(state["fidelity"])
+    if state["engine"] is not None:
+        assert s._space is not None
+        s._engine = MetaBO.from_state_dict(state["engine"], project=s._space.project)
+
+
+def recover(s: RMBOSearcher, checkpoint_path: str, damaged: str) -> None:
+    """Rebuild the search from the history file written beside a damaged state file:
+    every observation, failure, stopped and running trial it records, and the meta-tasks."""
+    path = os.path.join(os.path.dirname(checkpoint_path) or ".", HISTORY_FILE)
+    try:
+        saved = read_history(path)
+        if s._space is None and saved.get("space") is not None:
+            s._space = space_from_json(saved["space"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        s._damaged = (  # the trials' results on disk are intact: reuse them so
+            f"{damaged}, and {path} cannot replace it ({exc}); start a new search "
+            "with meta_tasks=<this experiment's directory>"
+        )
+        raise ValueError(f"RMBOSearcher cannot resume: {s._damaged}") from exc
+    s._metric, s._mode = s._metric or saved["metric"], s._mode or saved["mode"]
+    engine, records = s._ensure_engine(), saved["suggestions"]
+    s._points = s._points[sum(r.get("branch") == "points_to_evaluate" for r in records) :]
+    for rec in records:
+        outcome = rec.get("outcome")
+        if outcome is None:  # running when the state was saved: Tune reruns it
+            engine.add_pending(rec["x"])
+            s._live[rec["trial_id"]] = rec["x"]
+            continue
+        if outcome == "failed":
+            engine.fail(rec["x"])
+        elif outcome == "stopped":
+            engine.add_pending(rec["x"])
+            engine.drop(rec["x"])
+        elif outcome == "observed":
+            engine.tell(rec["x"], s._sign * rec["value"])
+        s._observed.add(rec["trial_id"])
+    s._history = records
+    s.counts.update(saved["counts"])
+    logger.warning(
+        "RMBOSearcher: %s; the search was rebuilt from %s (%d trials finished, %d running)",
+        damaged,
+        path,
+        len(s._observed),
+        len(s._live),
+    )
