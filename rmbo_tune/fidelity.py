@@ -11,7 +11,13 @@ trial's learning curve (its value at each fidelity it reached) so that
 * the values at each lower fidelity level (by default ``max_fidelity / 3^k``, or the
   scheduler's rungs) form a meta-task of the current search that grows while it runs
   (:meth:`rmbo_tune.engine.MetaBO.update_meta_task`): the engine weighs it by how well it
-  ranks the full-fidelity results, and stops trusting it if the ranking is reversed.
+  ranks the full-fidelity results, and stops trusting it if the ranking is reversed;
+* a stopped trial counts as worse than every finished one (:meth:`MetaBO.fail`) once the
+  level it was stopped at is shown to rank like the next level up (the full budget above
+  the highest): at least ``MIN_AGREE_TRIALS`` trials reached both, and fewer than
+  ``AGREE_BELOW`` of their pairs are ordered differently. The scheduler's decision is
+  then evidence that the configuration is poor, and the target GP learns to avoid its
+  region; where the level misleads, the trial stays out of the target GP.
 
 A trial's value at level ``L`` is the first one it reported at a fidelity ``>= L`` (what
 ASHA compares at a rung milestone).
@@ -26,9 +32,15 @@ from typing import Any
 
 import numpy as np
 
+from rmbo_tune.engine.meta_weights import ranking_gaps
+
 LADDER_FACTOR = 3.0
 # A level becomes a meta-task once this many trials reached it (a ranking needs pairs).
 MIN_LEVEL_TRIALS = 3
+# A level "ranks like the next one up" once this many trials reached both and fewer than
+# this fraction of their pairs disagree (chance is 1/2).
+MIN_AGREE_TRIALS = 4
+AGREE_BELOW = 0.3
 
 
 def default_levels(max_fidelity: float) -> list[float]:
@@ -107,7 +119,7 @@ class FidelityTracker:
     levels : sequence of float, optional
         Lower fidelity levels that become meta-tasks; default :func:`default_levels`.
     rung_meta_tasks : bool
-        False: early-stopped trials are still left out, but the levels are not meta-tasks.
+        False: the levels are tracked (to judge stopped trials) but are not meta-tasks.
     """
 
     def __init__(
@@ -134,7 +146,7 @@ class FidelityTracker:
                     )
         self.attr = attr
         self.max_fidelity = None if max_fidelity is None else float(max_fidelity)
-        if self.max_fidelity is None or not rung_meta_tasks:
+        if self.max_fidelity is None:
             self.levels: list[float] = []
         elif levels is None:
             self.levels = default_levels(self.max_fidelity)
@@ -143,6 +155,9 @@ class FidelityTracker:
         self.x: dict[str, list[float]] = {}
         self.reached: dict[str, float] = {}
         self.values: dict[str, dict[float, float]] = {}  # trial -> level -> value
+        self.full: dict[str, float] = {}  # trial -> full-fidelity value
+        self.stopped: dict[str, float] = {}  # stopped trials not yet judged -> reached
+        self.rung_meta_tasks = bool(rung_meta_tasks)
         self._changed: set[float] = set()
 
     @property
@@ -181,9 +196,50 @@ class FidelityTracker:
         final = _number((result or {}).get(self.attr))
         return max(reached, final if final is not None else -math.inf) >= self.max_fidelity
 
+    def finish(self, trial_id: str, value: float | None, full: bool) -> None:
+        """A trial ended: at the full fidelity with ``value`` (maximized), or stopped."""
+        if full:
+            if value is not None and math.isfinite(value):
+                self.full[trial_id] = float(value)
+        else:
+            self.stopped[trial_id] = self.reached.get(trial_id, 0.0)
+
+    def agrees(self, level: float) -> bool:
+        """Whether ``level`` has been shown to rank trials as the next level up does (the
+        full fidelity above the highest level): the scheduler's decision there then
+        predicts how a stopped trial would have gone on."""
+        above = [lv for lv in self.levels if lv > level]
+        if above:
+            nxt = min(above)
+            pairs = [(c[level], c[nxt]) for c in self.values.values() if level in c and nxt in c]
+        else:
+            pairs = [
+                (self.values[t][level], v)
+                for t, v in self.full.items()
+                if level in self.values.get(t, {})
+            ]
+        if len(pairs) < MIN_AGREE_TRIALS:
+            return False
+        a, b = np.array(pairs).T
+        return bool(ranking_gaps(a[None, :], b, scale=1.0)[0] < AGREE_BELOW)
+
+    def judged_worse(self) -> list[str]:
+        """Stopped trials whose level now ranks like the next one up (each returned once):
+        they count as worse than every finished trial."""
+        out = []
+        for trial_id, reached in list(self.stopped.items()):
+            curve = self.values.get(trial_id, {})
+            levels = [lv for lv in self.levels if lv <= reached and lv in curve]
+            if levels and self.agrees(max(levels)):
+                out.append(trial_id)
+                del self.stopped[trial_id]
+        return out
+
     def changed_tasks(self) -> list[tuple[str, np.ndarray, np.ndarray]]:
         """``(name, X, y)`` of every level whose data changed since the last call and that
-        at least ``MIN_LEVEL_TRIALS`` trials reached."""
+        at least ``MIN_LEVEL_TRIALS`` trials reached (none without ``rung_meta_tasks``)."""
+        if not self.rung_meta_tasks:
+            return []
         out = []
         for level in sorted(self._changed):
             ids = [t for t, curve in self.values.items() if level in curve]
@@ -202,6 +258,8 @@ class FidelityTracker:
             "reached": self.reached,
             "values": {t: [[lv, v] for lv, v in c.items()] for t, c in self.values.items()},
             "changed": sorted(self._changed),
+            "full": self.full,
+            "stopped": self.stopped,
         }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -212,3 +270,5 @@ class FidelityTracker:
             t: {float(lv): float(v) for lv, v in pairs} for t, pairs in state["values"].items()
         }
         self._changed = {float(v) for v in state["changed"]}
+        self.full = {t: float(v) for t, v in state.get("full", {}).items()}
+        self.stopped = {t: float(v) for t, v in state.get("stopped", {}).items()}

@@ -39,6 +39,7 @@ _COUNTS = (
     "missing_metric",
     "not_run",
     "stopped_early",
+    "stopped_judged_worse",
     "added",
     "dropped_meta_configs",
 )
@@ -270,12 +271,20 @@ class RMBOSearcher(Searcher):
             self._engine.fail(x)
         elif outcome != "stopped":
             self._engine.tell(x, y)
+        if self._fidelity.active and outcome in ("observed", "stopped"):
+            self._fidelity.finish(trial_id, y, full=outcome == "observed")
+        record = self._record(trial_id)
+        if record is not None:
+            record["outcome"] = outcome
+            if y is not None:
+                record["value"] = self._sign * y  # as reported; restores use it
+
+    def _record(self, trial_id: str) -> dict | None:
+        """The history record of ``trial_id`` (its latest suggestion)."""
         for record in reversed(self._history):
             if record.get("trial_id") == trial_id:
-                record["outcome"] = outcome
-                if y is not None:
-                    record["value"] = self._sign * y  # as reported; restores use it
-                break
+                return record
+        return None
 
     @one_blas_thread
     def add_evaluated_point(
@@ -401,7 +410,15 @@ class RMBOSearcher(Searcher):
         return x.tolist()
 
     def _update_levels(self, engine: MetaBO) -> None:
-        """Hand the lower-fidelity levels that gained trials to the engine."""
+        """Hand the lower-fidelity levels that gained trials to the engine, and count the
+        stopped trials whose level now ranks like the full budget as worse than every
+        finished one (see :mod:`rmbo_tune.fidelity`)."""
+        for trial_id in self._fidelity.judged_worse():
+            engine.fail(self._fidelity.x[trial_id])
+            self.counts["stopped_judged_worse"] += 1
+            record = self._record(trial_id)
+            if record is not None:
+                record["stopped_as"] = "worse"
         changed = self._fidelity.changed_tasks()
         for name, X, y in changed:
             engine.update_meta_task(name, X, y)

@@ -103,6 +103,8 @@ def recover(s: RMBOSearcher, checkpoint_path: str, damaged: str) -> None:
         elif outcome == "stopped":
             engine.add_pending(rec["x"])
             engine.drop(rec["x"])
+            if rec.get("stopped_as") == "worse":
+                engine.fail(rec["x"])
         elif outcome == "observed":
             engine.tell(rec["x"], s._sign * rec["value"])
         s._observed.add(rec["trial_id"])

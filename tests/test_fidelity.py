@@ -285,3 +285,31 @@ def test_asha_run_killed_and_restored_observes_each_trial_once(tmp_path):
     assert len(final["engine"]["X"]) == observed  # stopped trials never reach the target GP
     assert final["counts"]["stopped_early"] == ran - observed
     assert final["engine"]["online_tasks"][0]["name"] == "step=1"
+
+
+def test_stopped_trials_count_as_worse_once_their_level_ranks_like_the_next():
+    tr = FidelityTracker("epoch", 9, [1, 3])
+    for k in range(6):  # level 1 ranks exactly as level 3; level 3 as the full budget
+        tr.observe(f"t{k}", [0.1 * k], {"epoch": 3}, float(k))
+    tr.finish("s", None, full=False)  # stopped before any level: never judged
+    tr.observe("u", [0.9], {"epoch": 1}, -1.0)
+    tr.finish("u", None, full=False)
+    assert tr.agrees(1.0) and not tr.agrees(3.0)  # no trial reached the full budget yet
+    assert tr.judged_worse() == ["u"] and tr.judged_worse() == []
+    reversed_tr = FidelityTracker("epoch", 9, [1, 3])
+    for k in range(6):
+        reversed_tr.observe(f"t{k}", [0.1 * k], {"epoch": 1}, float(-k))
+        reversed_tr.observe(f"t{k}", [0.1 * k], {"epoch": 3}, float(k))
+    reversed_tr.observe("u", [0.9], {"epoch": 1}, -10.0)
+    reversed_tr.finish("u", None, full=False)
+    assert not reversed_tr.agrees(1.0) and reversed_tr.judged_worse() == []
+
+
+def test_the_searcher_fails_judged_stopped_trials_and_says_so():
+    searcher = RMBOSearcher(SPACE, metric="loss", mode="min", seed=0, max_fidelity=9)
+    run_by_hand(searcher, 14, lambda i: 9 if i % 4 == 0 else 3 if i % 2 else 1)
+    searcher.suggest("next")  # judged at the next suggestion
+    worse = [r for r in searcher.history if r.get("stopped_as") == "worse"]
+    assert worse and all(r["outcome"] == "stopped" for r in worse)
+    assert searcher.counts["stopped_judged_worse"] == len(worse) == searcher.engine.n_failed
+    assert len(searcher.engine.y) == 4  # the target's values are still full-budget ones only

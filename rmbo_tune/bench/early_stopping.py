@@ -181,9 +181,8 @@ class _Suggester:
             curves.X.shape[1], method=engine_method, candidates=curves.X, seed=seed
         )
         if method in ("rmbo+asha", "rmbo+asha-norungs"):
-            levels = FIDELITIES[:-1] if method == "rmbo+asha" else None
             self.tracker = FidelityTracker(
-                "iterations", MAX_FIDELITY, levels, rung_meta_tasks=method == "rmbo+asha"
+                "iterations", MAX_FIDELITY, FIDELITIES[:-1], rung_meta_tasks=method == "rmbo+asha"
             )
 
     def ask(self) -> tuple[int, Any]:
@@ -195,7 +194,9 @@ class _Suggester:
                 for c, values in zip(self.curves.columns, self.choices, strict=True)
             )
             return self.index[config], trial
-        if self.tracker is not None:
+        if self.tracker is not None:  # as RMBOSearcher.suggest does
+            for trial in self.tracker.judged_worse():
+                self.engine.fail(self.tracker.x[trial])
             for name, X, y in self.tracker.changed_tasks():
                 self.engine.update_meta_task(name, X, y)
         x = self.engine.ask()
@@ -206,7 +207,7 @@ class _Suggester:
         if self.tracker is not None:
             self.tracker.observe(str(trial), list(handle), {"iterations": fidelity}, value)
 
-    def finish(self, handle: Any, fidelity: int, value: float) -> None:
+    def finish(self, trial: int, handle: Any, fidelity: int, value: float) -> None:
         """The trial ended at ``fidelity`` (stopped, or trained to the end)."""
         if self.method == "tpe+asha":
             self.study.tell(handle, value)
@@ -214,6 +215,8 @@ class _Suggester:
             self.engine.tell(handle, value)
         else:
             self.engine.drop(handle)
+        if self.tracker is not None:
+            self.tracker.finish(str(trial), value, full=fidelity >= MAX_FIDELITY)
 
 
 def search(method: str, curves: Curves, task: int, seed: int, budget: int) -> dict[str, Any]:
@@ -249,7 +252,7 @@ def search(method: str, curves: Curves, task: int, seed: int, budget: int) -> di
             start = time.perf_counter()
             sugg.report(trial, handle, fidelity, value)
             if fidelity == MAX_FIDELITY or stop:
-                sugg.finish(handle, fidelity, value)
+                sugg.finish(trial, handle, fidelity, value)
             elapsed += time.perf_counter() - start
             if fidelity == MAX_FIDELITY or stop:
                 break

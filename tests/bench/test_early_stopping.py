@@ -106,7 +106,7 @@ def test_rung_meta_tasks_grow_and_stopped_values_stay_out(tmp_path):
             stop = asha.stops(f, v)
             sugg.report(trial, x, f, v)
             if f == es.MAX_FIDELITY or stop:
-                sugg.finish(x, f, v)
+                sugg.finish(trial, x, f, v)
                 told += f == es.MAX_FIDELITY
                 break
     engine = sugg.engine
