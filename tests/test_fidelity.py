@@ -274,16 +274,24 @@ def test_asha_run_killed_and_restored_observes_each_trial_once(tmp_path):
     assert restore.returncode == 0 and "DONE" in out, out
     ran = int(out.split("DONE ")[1].split()[0])
     final = _latest_state(exp_dir)
-    outcome = {}
+    outcome, judged_worse = {}, set()
     for record in final["history"]:
         if record.get("outcome") is not None:
             assert record["trial_id"] not in outcome  # never twice
             outcome[record["trial_id"]] = record["outcome"]
+        if record.get("stopped_as") == "worse":
+            assert record["trial_id"] not in judged_worse  # judged once
+            judged_worse.add(record["trial_id"])
     assert sorted(set(outcome.values())) == ["observed", "stopped"], outcome
     assert len(outcome) == ran  # every trial Tune ran is observed or stopped, once
+    assert all(outcome[t] == "stopped" for t in judged_worse)
     observed = sum(o == "observed" for o in outcome.values())
-    assert len(final["engine"]["X"]) == observed  # stopped trials never reach the target GP
+    # A stopped trial's value never reaches the target GP: the trial enters it only
+    # as a failure (worse than every finished trial) once its level is judged sound.
+    assert len(final["engine"]["X"]) == observed + len(judged_worse)
+    assert sum(v is None for v in final["engine"]["y"]) == len(judged_worse)
     assert final["counts"]["stopped_early"] == ran - observed
+    assert final["counts"]["stopped_judged_worse"] == len(judged_worse)
     assert final["engine"]["online_tasks"][0]["name"] == "step=1"
 
 
