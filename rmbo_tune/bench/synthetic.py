@@ -25,7 +25,7 @@ import numpy as np
 from scipy import optimize
 
 from rmbo_tune.bench import report
-from rmbo_tune.bench.options import positive_int
+from rmbo_tune.bench.options import add_option_argument, parse_options, positive_int
 from rmbo_tune.engine import MetaBO
 from rmbo_tune.engine.types import Array
 
@@ -204,11 +204,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument(
         "--dim", type=positive_int, default=1, help="input dimension (default 1, the paper's)"
     )
+    add_option_argument(p)
     a = p.parse_args(argv)
     if a.dissimilar and a.adversarial:
         p.error("choose one of --dissimilar and --adversarial")
+    try:
+        given = parse_options(a.option)
+    except (TypeError, ValueError) as exc:
+        p.error(str(exc))
     gaps = DISSIMILAR_GAPS if a.dissimilar else ADVERSARIAL_GAPS if a.adversarial else PAPER_GAPS
-    options = {"r": 0.99} if a.dissimilar else None
+    options = {"r": 0.99, **given} if a.dissimilar else given
     t0 = time.time()
     res = run(
         n_functions=a.functions,

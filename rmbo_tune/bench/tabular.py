@@ -71,13 +71,12 @@ the standard library rather than pandas, so the benchmark neither needs nor impo
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from rmbo_tune.bench import report
-from rmbo_tune.bench.options import positive_int
+from rmbo_tune.bench.options import add_option_argument, parse_options, positive_int
 from rmbo_tune.bench.tabular_data import describe, load_tabular
 from rmbo_tune.bench.tabular_runs import check_run_args, run
 from rmbo_tune.engine import METHODS
@@ -146,13 +145,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument(
         "--meta-samples", type=positive_int, default=None, help="rows per meta-task (suite: 50)"
     )
-    p.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="engine option (value parsed as JSON, else text), e.g. beta_scale=0.2",
-    )
+    add_option_argument(p)
     p.add_argument("--out", default="bench-results/tabular")
     a = p.parse_args(argv)
     if (a.suite is None) == (a.data is None):
@@ -170,15 +163,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         p.error("--mode is required with --data")
     a.budget = 30 if a.budget is None else a.budget
     a.seeds = 5 if a.seeds is None else a.seeds
-    options = {}
-    for item in a.option:
-        key, sep, value = item.partition("=")
-        if not sep:
-            p.error(f"--option expects KEY=VALUE, got {item!r}")
-        try:
-            options[key] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key] = value
+    try:
+        options = parse_options(a.option)
+    except (TypeError, ValueError) as exc:
+        p.error(str(exc))
     try:
         bench = load_tabular(
             a.data,

@@ -27,9 +27,29 @@ def test_maximum_in_several_dimensions_bounds_random_points():
         (["--dim", "0"], "argument --dim: must be >= 1"),
         (["--functions", "0"], "argument --functions: must be >= 1"),
         (["--adversarial", "--dissimilar"], "choose one of"),
+        (["--option", "probe=2"], "probe"),
+        (["--option", "no_such_option=1"], "no_such_option"),
     ],
 )
 def test_cli_refuses_bad_arguments(argv, message, capsys):
     with pytest.raises(SystemExit):
         synthetic.main(argv)
     assert message in capsys.readouterr().err
+
+
+def test_cli_options_reach_the_engine(tmp_path, capsys):
+    from rmbo_tune.bench import report
+
+    def second_points(*extra):
+        out = tmp_path / "-".join(extra or ("default",))
+        argv = ["--adversarial", "--functions", "1", "--iterations", "3"]
+        synthetic.main([*argv, "--methods", "rm-gp-ucb", "--out", str(out), *extra])
+        doc = report.load_results(out / "results.json")
+        return doc["settings"], doc["runs"]["rm-gp-ucb"][0]["values"]
+
+    settings, probed = second_points()
+    settings_off, unprobed = second_points("--option", "probe=false")
+    assert settings_off["probe"] is False and "probe" not in settings
+    # The probe goes where the meta-tasks (observing -f) predict the lowest value: near the
+    # target's maximum. Without it the second point follows the meta-tasks' optimum.
+    assert probed[0] == unprobed[0] and probed[1] > unprobed[1]

@@ -52,6 +52,7 @@ def test_cli_errors_are_usage_errors(grid: Path, capsys) -> None:
         (["--targets", "nope"], "unknown targets ['nope']"),
         (["--budget", "500"], "budget 500 exceeds the 243 distinct configs"),
         (["--metric", "acc"], "has no metric column 'acc'"),
+        (["--option", "beta_scale=-1"], "beta_scale"),
     ]:
         with pytest.raises(SystemExit):
             tabular.main([*args, *extra])
