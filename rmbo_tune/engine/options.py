@@ -53,6 +53,8 @@ class MetaBOOptions:
         RM-GP-UCB / RM-GP-TS spend their second evaluation where the weighted meta-tasks
         predict the lowest value, so the first two target observations test the meta-tasks
         where their claim is most decisive; misleading tasks then lose weight and nu at once.
+        It costs about one evaluation when the tasks are right (``docs/benchmarks.md``);
+        False saves it where the earlier tasks are known to resemble the target.
     target_warp : {"rank", "none"}
         Fit the target GP to the normal scores of its observations (from the third on)
         instead of the values: plateaus (failed configurations at a floor) and outliers no
