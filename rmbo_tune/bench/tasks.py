@@ -260,6 +260,13 @@ def main(argv: Sequence[str] | None = None, *, task_name: str | None = None) -> 
     p.add_argument(
         "--num-cpus", type=positive_int, default=None, help="for ray.init when not running"
     )
+    p.add_argument(
+        "--scheduler",
+        choices=["asha"],
+        default=None,
+        help="run beside Tune's ASHA; --budget then counts full trainings' worth of epochs "
+        "(pima/cnn-digits/omniglot-small)",
+    )
     add_option_argument(p)
     a = p.parse_args(argv)
     options = parse_options(a.option)  # names a bad option before any experiment runs
@@ -280,6 +287,8 @@ def main(argv: Sequence[str] | None = None, *, task_name: str | None = None) -> 
         if name != "pima":
             raise SystemExit(f"--metric applies to pima only, not {name}")
         kwargs["metric"] = a.metric
+    if a.scheduler is not None and name == "cartpole":
+        raise SystemExit("--scheduler applies to trainables that report per epoch, not cartpole")
     task = factory(**kwargs)
     budget = a.budget or budget
     horizons = sorted({h for h in (a.horizons or horizons) if h <= budget} | {budget})
@@ -298,6 +307,7 @@ def main(argv: Sequence[str] | None = None, *, task_name: str | None = None) -> 
         meta_samples=a.meta_samples or meta_samples,
         source=a.source,
         options=options,
+        scheduler=a.scheduler,
     )
     files = report.write_outputs(doc, out, horizons)
     print(report.summary_markdown(doc, horizons))

@@ -30,6 +30,7 @@ from ray import tune
 from rmbo_tune.bench.console import ray_logs_to_file
 from rmbo_tune.bench.search_algs import METHODS, make_search_alg
 from rmbo_tune.bench.tune_task import TuneTask
+from rmbo_tune.engine.methods import METHODS as ENGINE_METHODS
 from rmbo_tune.searcher import RMBOSearcher
 
 SOURCES = ("gp-ucb", "random")
@@ -46,6 +47,8 @@ def run_search(
     max_concurrent: int = 1,
     resources: Mapping[str, float] | None = None,
     options: Mapping[str, Any] | None = None,
+    scheduler: str | None = None,
+    stopped_as_final: bool = False,
 ) -> dict[str, Any]:
     """Search the target task with one method and seed through ``tune.Tuner``.
 
@@ -69,6 +72,13 @@ def run_search(
         Per-trial resources (``{"cpu": 1, "gpu": 1}``).
     options : mapping, optional
         Extra RMBOSearcher options.
+    scheduler : {"asha"}, optional
+        Run beside Tune's ``ASHAScheduler`` (``grace_period=1``, ``reduction_factor=3``,
+        ``max_t`` the task's epochs) until ``budget`` full trainings' worth of epochs are
+        spent (:func:`asha_search`); None runs ``budget`` trials to the end.
+    stopped_as_final : bool
+        With a scheduler, do not tell RMBOSearcher about it, so that a stopped trial's last
+        value counts as final (what Tune's searchers do).
 
     Returns
     -------
@@ -76,6 +86,18 @@ def run_search(
         A run record for :mod:`rmbo_tune.bench.report`: ``seed``, ``values``, ``seconds``,
         ``weights``, ``nu``, ``wall``.
     """
+    if scheduler is not None:
+        return asha_search(
+            task,
+            method,
+            seed=seed,
+            budget=budget,
+            storage_path=storage_path,
+            meta_dirs=meta_dirs,
+            resources=resources,
+            options=options,
+            stopped_as_final=stopped_as_final,
+        )
     fn, metric, mode, space = task.spec()
     alg = make_search_alg(
         method,
@@ -126,6 +148,112 @@ def run_search(
         record["weights"] = [dict(by_trial.get(t, {}).get("weights") or {}) for t in order]
         record["nu"] = [by_trial.get(t, {}).get("nu") for t in order]
     return record
+
+
+class EpochBudget(tune.Stopper):
+    """Stops the whole experiment once its trials have reported ``total`` results in all
+    (one result per epoch), so that searchers beside a scheduler get equal training."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.spent = int(total), 0
+
+    def __call__(self, trial_id: str, result: dict[str, Any]) -> bool:
+        self.spent += 1
+        return False
+
+    def stop_all(self) -> bool:
+        return self.spent >= self.total
+
+
+def asha_search(
+    task: TuneTask,
+    method: str,
+    *,
+    seed: int,
+    budget: int,
+    storage_path: str | Path,
+    meta_dirs: Mapping[str, str | Path] | None = None,
+    resources: Mapping[str, float] | None = None,
+    options: Mapping[str, Any] | None = None,
+    stopped_as_final: bool = False,
+) -> dict[str, Any]:
+    """Search the target task beside Tune's ASHA, one trial at a time, until ``budget``
+    full trainings' worth of epochs are spent.
+
+    The engine methods get the scheduler (``RMBOSearcher(scheduler=...)``: stopped trials
+    are not observed, the rungs are online meta-tasks) unless ``stopped_as_final``. The
+    record's ``values[k - 1]`` is the best metric of a trial that trained every epoch, once
+    ``k`` full trainings' worth of epochs were spent (NaN before the first); ``trials`` and
+    ``epochs`` say how many trials ran and how long each trained.
+    """
+    from ray.tune.schedulers import ASHAScheduler
+
+    fn, metric, mode, space = task.spec()
+    max_t = int(task.fixed.get("epochs", 1))
+    asha = ASHAScheduler(
+        time_attr="training_iteration", max_t=max_t, grace_period=1, reduction_factor=3
+    )
+    extra = dict(options or {})
+    if method in ENGINE_METHODS and not stopped_as_final:
+        extra["scheduler"] = asha
+    alg = make_search_alg(
+        method,
+        metric,
+        mode,
+        seed=seed,
+        meta_tasks=meta_dirs,
+        max_concurrent=1,
+        options=extra,
+        space=space,
+    )
+    trainable = tune.with_resources(fn, dict(resources)) if resources else fn
+    stopper = EpochBudget(budget * max_t)
+    t0 = time.perf_counter()
+    grid = tune.Tuner(
+        trainable,
+        param_space={**space, **task.fixed, **task.target},
+        tune_config=tune.TuneConfig(
+            metric=metric,
+            mode=mode,
+            search_alg=alg,
+            scheduler=asha,
+            num_samples=budget * max_t,  # every trial trains at least one epoch
+            reuse_actors=True,
+        ),
+        run_config=tune.RunConfig(
+            name=f"{task.name}-{method}{'-final' if stopped_as_final else ''}-asha-s{seed}",
+            storage_path=str(Path(storage_path).resolve()),
+            stop=stopper,
+            verbose=0,
+        ),
+    ).fit()
+    wall = time.perf_counter() - t0
+    trained: dict[str, tuple[int, float]] = {}
+    for result in grid:
+        m = result.metrics or {}
+        value = m.get(metric)
+        ok = result.error is None and isinstance(value, int | float) and math.isfinite(value)
+        if "trial_id" in m:
+            trained[m["trial_id"]] = (int(m.get("training_iteration", 0)), value if ok else None)
+    better = max if mode == "max" else min
+    spent, best, per_unit, epochs = 0, math.nan, [], []
+    for trial_id in alg.order:  # one trial at a time: suggestion order is time order
+        n, value = trained.get(trial_id, (0, None))
+        epochs.append(n)
+        spent += n
+        if n >= max_t and value is not None:
+            best = value if math.isnan(best) else better(best, value)
+        while len(per_unit) < min(spent // max_t, budget):
+            per_unit.append(best)
+    per_unit += [best] * (budget - len(per_unit))
+    return {
+        "seed": seed,
+        "values": per_unit,
+        "seconds": [alg.seconds[t] for t in alg.order],
+        "wall": wall,
+        "trials": len(alg.order),
+        "epochs": epochs,
+    }
 
 
 def run_meta_experiments(
@@ -234,6 +362,7 @@ def run_benchmark(
     meta_dirs: Mapping[str, str | Path] | None = None,
     resources: Mapping[str, float] | None = None,
     options: Mapping[str, Any] | None = None,
+    scheduler: str | None = None,
     progress: Callable[[str], None] | None = print,
 ) -> dict[str, Any]:
     """Meta-task experiments, then every method and seed on the target; a results document.
@@ -261,6 +390,11 @@ def run_benchmark(
         Per-trial resources.
     options : mapping, optional
         Extra RMBOSearcher options.
+    scheduler : {"asha"}, optional
+        Run every search beside ASHA for ``budget`` full trainings' worth of epochs
+        (:func:`asha_search`); the runs are named ``METHOD+asha``, and each engine method
+        but ``random`` also runs as ``METHOD+asha-final``, RMBOSearcher not told about the
+        scheduler.
     progress : callable, optional
         Receives progress lines (default: print).
 
@@ -274,6 +408,8 @@ def run_benchmark(
         raise ValueError(f"unknown method(s) {unknown}; expected some of {METHODS}")
     if int(budget) < 1:
         raise ValueError(f"budget must be >= 1, got {budget!r}")
+    if scheduler not in (None, "asha"):
+        raise ValueError(f"scheduler must be None or 'asha', got {scheduler!r}")
     say = progress or (lambda _line: None)
     _, metric, mode, _ = task.spec()
     out = Path(out_dir).resolve()
@@ -292,9 +428,16 @@ def run_benchmark(
         )
     else:
         dirs = {k: Path(v) for k, v in meta_dirs.items()}
-    runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
+    variants = [(m, m, False) for m in methods]
+    if scheduler is not None:
+        variants = [(f"{m}+asha", m, False) for m in methods] + [
+            (f"{m}+asha-final", m, True)
+            for m in methods
+            if m in ENGINE_METHODS and m != "random"  # random search observes nothing
+        ]
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in variants}
     for seed in seeds:
-        for method in methods:
+        for name, method, final in variants:
             rec = run_search(
                 task,
                 method,
@@ -304,15 +447,23 @@ def run_benchmark(
                 meta_dirs=dirs,
                 resources=resources,
                 options=options,
+                scheduler=scheduler,
+                stopped_as_final=final,
             )
-            runs[method].append(rec)
+            runs[name].append(rec)
             vals = [v for v in rec["values"] if math.isfinite(v)]
             best = (max if mode == "max" else min)(vals) if vals else math.nan
+            done = f"{rec.get('trials', len(rec['values']))} trials"
             say(
-                f"[{task.name}] {method:>11} seed {seed}: best {metric} {best:.4f} after "
-                f"{len(rec['values'])} trials ({rec['wall']:.1f} s)"
+                f"[{task.name}] {name:>11} seed {seed}: best {metric} {best:.4f} after "
+                f"{done} ({rec['wall']:.1f} s)"
             )
+    extra: dict[str, Any] = {}
+    if scheduler is not None:
+        epochs = int(task.fixed.get("epochs", 1))
+        extra["x_label"] = f"full trainings ({epochs} epochs each) beside ASHA"
     return {
+        **extra,
         "task": task.name,
         "metric": metric,
         "mode": mode,
@@ -328,6 +479,7 @@ def run_benchmark(
             "seeds": list(seeds),
             "methods": list(methods),
             "options": dict(options or {}),
+            "scheduler": scheduler,
             "wall_seconds": time.perf_counter() - t_start,
         },
         "runs": runs,

@@ -103,6 +103,50 @@ def test_pima_and_meta_dirs_reused(ray_local, tmp_path) -> None:
     assert not (tmp_path / "again" / "meta").exists()
 
 
+def test_pima_beside_asha_spends_equal_epochs(ray_local, tmp_path) -> None:
+    out = tmp_path / "pima-asha"
+    budget, epochs = 2, 3
+    doc = tasks.main(
+        [
+            "--seeds",
+            "1",
+            "--budget",
+            str(budget),
+            "--meta-samples",
+            "2",
+            "--epochs",
+            str(epochs),
+            "--methods",
+            "rm-gp-ucb",
+            "random",
+            "--scheduler",
+            "asha",
+            "--option",
+            "n_polish=0",
+            "--out",
+            str(out),
+        ],
+        task_name="pima",
+    )
+    names = ["rm-gp-ucb+asha", "random+asha", "rm-gp-ucb+asha-final"]
+    assert list(doc["runs"]) == names
+    assert doc["settings"]["scheduler"] == "asha" and "full trainings" in doc["x_label"]
+    for name in names:
+        run = doc["runs"][name][0]
+        assert len(run["values"]) == budget
+        # The experiment stops once budget x epochs epochs are spent (the trial running
+        # then may have reported a little more); ASHA may stop any trial after 1 epoch.
+        assert budget * epochs <= sum(run["epochs"]) < (budget + 1) * epochs, run["epochs"]
+        # (a trial suggested as the budget ran out may not have trained at all)
+        assert all(0 <= n <= epochs for n in run["epochs"]) and run["trials"] >= budget
+        # ASHA never stops the first trial (nothing to compare it with): it trains fully.
+        assert run["epochs"][0] == epochs and math.isfinite(run["values"][0])
+    rmbo = doc["runs"]["rm-gp-ucb+asha"][0]
+    assert rmbo["values"] == sorted(rmbo["values"], reverse=True)  # best so far, min mode
+    with pytest.raises(SystemExit):
+        tasks.main(["--scheduler", "asha"], task_name="cartpole")
+
+
 @pytest.mark.slow
 def test_cnn_digits_tiny(ray_local, tmp_path) -> None:
     pytest.importorskip("tensorflow")
