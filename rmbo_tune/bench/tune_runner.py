@@ -392,9 +392,9 @@ def run_benchmark(
         Extra RMBOSearcher options.
     scheduler : {"asha"}, optional
         Run every search beside ASHA for ``budget`` full trainings' worth of epochs
-        (:func:`asha_search`); the runs are named ``METHOD+asha``, and each engine method
-        but ``random`` also runs as ``METHOD+asha-final``, RMBOSearcher not told about the
-        scheduler.
+        (:func:`asha_search`); the runs are named ``METHOD+asha``. Each engine method but
+        ``random`` also runs as ``METHOD+asha-final`` (RMBOSearcher not told about the
+        scheduler) and as ``METHOD`` (no scheduler, ``budget`` trials trained to the end).
     progress : callable, optional
         Receives progress lines (default: print).
 
@@ -428,16 +428,18 @@ def run_benchmark(
         )
     else:
         dirs = {k: Path(v) for k, v in meta_dirs.items()}
-    variants = [(m, m, False) for m in methods]
+    # (name, method, scheduler, stopped values as final)
+    variants: list[tuple[str, str, str | None, bool]] = [(m, m, None, False) for m in methods]
     if scheduler is not None:
-        variants = [(f"{m}+asha", m, False) for m in methods] + [
-            (f"{m}+asha-final", m, True)
-            for m in methods
-            if m in ENGINE_METHODS and m != "random"  # random search observes nothing
-        ]
-    runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in variants}
+        learners = [m for m in methods if m in ENGINE_METHODS and m != "random"]
+        variants = (
+            [(f"{m}+{scheduler}", m, scheduler, False) for m in methods]
+            + [(f"{m}+{scheduler}-final", m, scheduler, True) for m in learners]
+            + [(m, m, None, False) for m in learners]  # every trial trained to the end
+        )
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name, *_ in variants}
     for seed in seeds:
-        for name, method, final in variants:
+        for name, method, sched, final in variants:
             rec = run_search(
                 task,
                 method,
@@ -447,7 +449,7 @@ def run_benchmark(
                 meta_dirs=dirs,
                 resources=resources,
                 options=options,
-                scheduler=scheduler,
+                scheduler=sched,
                 stopped_as_final=final,
             )
             runs[name].append(rec)

@@ -129,8 +129,9 @@ def test_pima_beside_asha_spends_equal_epochs(ray_local, tmp_path) -> None:
         task_name="pima",
     )
     names = ["rm-gp-ucb+asha", "random+asha", "rm-gp-ucb+asha-final"]
-    assert list(doc["runs"]) == names
+    assert list(doc["runs"]) == [*names, "rm-gp-ucb"]
     assert doc["settings"]["scheduler"] == "asha" and "full trainings" in doc["x_label"]
+    assert len(doc["runs"]["rm-gp-ucb"][0]["values"]) == budget  # trials run to the end
     for name in names:
         run = doc["runs"][name][0]
         assert len(run["values"]) == budget
