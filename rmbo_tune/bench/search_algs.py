@@ -9,7 +9,8 @@ Methods (:data:`METHODS`): the engine's ``rm-gp-ucb``, ``rm-gp-ts``, ``gp-ucb``,
 ``taf``, ``warm-start``, ``random`` (all through :class:`~rmbo_tune.RMBOSearcher`), Tune's
 ``BasicVariantGenerator`` (``tune-random``) and ``OptunaSearch`` (``optuna``, TPE, and
 ``optuna-warm``, TPE with the configs of :func:`warm_start_configs` enqueued; only when optuna
-is installed).
+is installed) and ``TuneBOHB`` (``bohb``, beside ``HyperBandForBOHB`` only; it needs
+``hpbandster`` and ``ConfigSpace``, which the project does not install).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from rmbo_tune.engine.methods import META_METHODS
 from rmbo_tune.engine.methods import METHODS as ENGINE_METHODS
 from rmbo_tune.searcher import RMBOSearcher
 
-TUNE_METHODS = ("tune-random", "optuna", "optuna-warm")
+TUNE_METHODS = ("tune-random", "optuna", "optuna-warm", "bohb")
 METHODS = ENGINE_METHODS + TUNE_METHODS
 
 
@@ -39,6 +40,22 @@ def optuna_available() -> bool:
     """
     try:
         import optuna  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def bohb_available() -> bool:
+    """Whether Tune's BOHB can run (``hpbandster`` and ``ConfigSpace`` import).
+
+    Returns
+    -------
+    bool
+        True when both imports succeed.
+    """
+    try:
+        import ConfigSpace  # noqa: F401
+        import hpbandster  # noqa: F401
     except ImportError:
         return False
     return True
@@ -171,7 +188,13 @@ def make_search_alg(
     if method == "tune-random":
         return TimedVariantGenerator(random_state=seed, max_concurrent=max_concurrent)
     searcher: Searcher
-    if method in ("optuna", "optuna-warm"):
+    if method == "bohb":
+        if not bohb_available():
+            raise ImportError("method 'bohb' needs hpbandster: pip install hpbandster ConfigSpace")
+        from ray.tune.search.bohb import TuneBOHB
+
+        searcher = TuneBOHB(metric=metric, mode=mode, seed=seed)
+    elif method in ("optuna", "optuna-warm"):
         if not optuna_available():
             raise ImportError(f"method {method!r} needs optuna: pip install optuna")
         from ray.tune.search.optuna import OptunaSearch

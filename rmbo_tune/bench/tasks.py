@@ -202,8 +202,11 @@ TASKS: dict[str, tuple[Callable[..., TuneTask], int, int, tuple[int, ...]]] = {
 
 
 def default_methods() -> list[str]:
-    """Every method; the Optuna ones only when optuna is installed."""
-    return [m for m in METHODS if not m.startswith("optuna") or optuna_available()]
+    """Every method but ``bohb`` (asked for by name, beside ``--scheduler``); the Optuna ones
+    only when optuna is installed."""
+    return [
+        m for m in METHODS if m != "bohb" and (not m.startswith("optuna") or optuna_available())
+    ]
 
 
 def _int_list(text: str) -> list[int]:
@@ -287,6 +290,8 @@ def main(argv: Sequence[str] | None = None, *, task_name: str | None = None) -> 
         if name != "pima":
             raise SystemExit(f"--metric applies to pima only, not {name}")
         kwargs["metric"] = a.metric
+    if a.methods and "bohb" in a.methods and a.scheduler is None:
+        raise SystemExit("method bohb runs beside its own HyperBand: add --scheduler asha")
     if a.scheduler is not None and name == "cartpole":
         raise SystemExit("--scheduler applies to trainables that report per epoch, not cartpole")
     task = factory(**kwargs)

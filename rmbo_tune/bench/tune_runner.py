@@ -152,17 +152,42 @@ def run_search(
 
 class EpochBudget(tune.Stopper):
     """Stops the whole experiment once its trials have reported ``total`` results in all
-    (one result per epoch), so that searchers beside a scheduler get equal training."""
+    (one result per epoch), so that searchers beside a scheduler get equal training.
 
-    def __init__(self, total: int) -> None:
-        self.total, self.spent = int(total), 0
+    ``log`` keeps ``(trial_id, training_iteration, value of metric)`` of every result in the
+    order Tune processed them (what the driver knew when), whatever the concurrency.
+    """
+
+    def __init__(self, total: int, metric: str) -> None:
+        self.total, self.metric = int(total), metric
+        self.log: list[tuple[str, int, Any]] = []
 
     def __call__(self, trial_id: str, result: dict[str, Any]) -> bool:
-        self.spent += 1
+        it = int(result.get("training_iteration", len(self.log) + 1))
+        self.log.append((trial_id, it, result.get(self.metric)))
         return False
 
     def stop_all(self) -> bool:
-        return self.spent >= self.total
+        return len(self.log) >= self.total
+
+
+def best_per_budget(
+    log: Sequence[tuple[str, int, Any]], *, max_t: int, budget: int, mode: str
+) -> tuple[list[float], dict[str, int]]:
+    """From an :class:`EpochBudget` log: the best value of a result at ``max_t`` once ``k``
+    full trainings' worth of results were processed, ``k = 1 .. budget`` (NaN before the
+    first), and the epochs each trial trained (its highest iteration reported)."""
+    better = max if mode == "max" else min
+    best, per_unit, epochs = math.nan, [], {}
+    for spent, (trial_id, it, value) in enumerate(log, start=1):
+        epochs[trial_id] = max(epochs.get(trial_id, 0), it)
+        finite = isinstance(value, int | float) and math.isfinite(value)
+        if it >= max_t and finite:
+            best = float(value) if math.isnan(best) else better(best, float(value))
+        while len(per_unit) < min(spent // max_t, budget):
+            per_unit.append(best)
+    per_unit += [best] * (budget - len(per_unit))
+    return per_unit, epochs
 
 
 def asha_search(
@@ -181,42 +206,54 @@ def asha_search(
     full trainings' worth of epochs are spent.
 
     The engine methods get the scheduler (``RMBOSearcher(scheduler=...)``: stopped trials
-    are not observed, the rungs are online meta-tasks) unless ``stopped_as_final``. The
-    record's ``values[k - 1]`` is the best metric of a trial that trained every epoch, once
-    ``k`` full trainings' worth of epochs were spent (NaN before the first); ``trials`` and
-    ``epochs`` say how many trials ran and how long each trained.
+    are not observed, the rungs are online meta-tasks) unless ``stopped_as_final``.
+    ``bohb`` runs beside ``HyperBandForBOHB`` instead (same ``max_t`` and reduction factor),
+    as its authors intend; synchronous HyperBand pauses trials until their rung is full, so
+    it runs as many trials at once as the cluster allows, each checkpointed every epoch.
+    The record's ``values[k - 1]`` is the best metric of a trial that trained every epoch,
+    once ``k`` full trainings' worth of epochs were spent (NaN before the first); ``trials``
+    and ``epochs`` say how many trials ran and how long each trained.
     """
-    from ray.tune.schedulers import ASHAScheduler
+    from ray.tune.schedulers import ASHAScheduler, HyperBandForBOHB
 
     fn, metric, mode, space = task.spec()
     max_t = int(task.fixed.get("epochs", 1))
-    asha = ASHAScheduler(
-        time_attr="training_iteration", max_t=max_t, grace_period=1, reduction_factor=3
-    )
+    fixed = dict(task.fixed)
+    scheduler: ASHAScheduler | HyperBandForBOHB
+    if method == "bohb":
+        scheduler = HyperBandForBOHB(
+            time_attr="training_iteration", max_t=max_t, reduction_factor=3
+        )
+        if "checkpoint_every" in fixed:  # a paused trial resumes from its last epoch
+            fixed["checkpoint_every"] = 1
+    else:
+        scheduler = ASHAScheduler(
+            time_attr="training_iteration", max_t=max_t, grace_period=1, reduction_factor=3
+        )
     extra = dict(options or {})
     if method in ENGINE_METHODS and not stopped_as_final:
-        extra["scheduler"] = asha
+        extra["scheduler"] = scheduler
     alg = make_search_alg(
         method,
         metric,
         mode,
         seed=seed,
         meta_tasks=meta_dirs,
-        max_concurrent=1,
+        max_concurrent=budget * max_t if method == "bohb" else 1,
         options=extra,
         space=space,
     )
     trainable = tune.with_resources(fn, dict(resources)) if resources else fn
-    stopper = EpochBudget(budget * max_t)
+    stopper = EpochBudget(budget * max_t, metric)
     t0 = time.perf_counter()
-    grid = tune.Tuner(
+    tune.Tuner(
         trainable,
-        param_space={**space, **task.fixed, **task.target},
+        param_space={**space, **fixed, **task.target},
         tune_config=tune.TuneConfig(
             metric=metric,
             mode=mode,
             search_alg=alg,
-            scheduler=asha,
+            scheduler=scheduler,
             num_samples=budget * max_t,  # every trial trains at least one epoch
             reuse_actors=True,
         ),
@@ -228,31 +265,14 @@ def asha_search(
         ),
     ).fit()
     wall = time.perf_counter() - t0
-    trained: dict[str, tuple[int, float]] = {}
-    for result in grid:
-        m = result.metrics or {}
-        value = m.get(metric)
-        ok = result.error is None and isinstance(value, int | float) and math.isfinite(value)
-        if "trial_id" in m:
-            trained[m["trial_id"]] = (int(m.get("training_iteration", 0)), value if ok else None)
-    better = max if mode == "max" else min
-    spent, best, per_unit, epochs = 0, math.nan, [], []
-    for trial_id in alg.order:  # one trial at a time: suggestion order is time order
-        n, value = trained.get(trial_id, (0, None))
-        epochs.append(n)
-        spent += n
-        if n >= max_t and value is not None:
-            best = value if math.isnan(best) else better(best, value)
-        while len(per_unit) < min(spent // max_t, budget):
-            per_unit.append(best)
-    per_unit += [best] * (budget - len(per_unit))
+    per_unit, trained = best_per_budget(stopper.log, max_t=max_t, budget=budget, mode=mode)
     return {
         "seed": seed,
         "values": per_unit,
         "seconds": [alg.seconds[t] for t in alg.order],
         "wall": wall,
         "trials": len(alg.order),
-        "epochs": epochs,
+        "epochs": [trained.get(t, 0) for t in alg.order],
     }
 
 
@@ -392,7 +412,8 @@ def run_benchmark(
         Extra RMBOSearcher options.
     scheduler : {"asha"}, optional
         Run every search beside ASHA for ``budget`` full trainings' worth of epochs
-        (:func:`asha_search`); the runs are named ``METHOD+asha``. Each engine method but
+        (:func:`asha_search`; ``bohb`` beside its own HyperBand); the runs are named
+        ``METHOD+asha`` (``bohb``: ``bohb``). Each engine method but
         ``random`` also runs as ``METHOD+asha-final`` (RMBOSearcher not told about the
         scheduler) and as ``METHOD`` (no scheduler, ``budget`` trials trained to the end).
     progress : callable, optional
@@ -433,7 +454,7 @@ def run_benchmark(
     if scheduler is not None:
         learners = [m for m in methods if m in ENGINE_METHODS and m != "random"]
         variants = (
-            [(f"{m}+{scheduler}", m, scheduler, False) for m in methods]
+            [(m if m == "bohb" else f"{m}+{scheduler}", m, scheduler, False) for m in methods]
             + [(f"{m}+{scheduler}-final", m, scheduler, True) for m in learners]
             + [(m, m, None, False) for m in learners]  # every trial trained to the end
         )

@@ -27,3 +27,9 @@ def test_warm_start_configs_are_each_tasks_best_ranked_by_the_meta_models() -> N
 def test_unknown_method_is_named() -> None:
     with pytest.raises(ValueError, match="unknown method"):
         search_algs.make_search_alg("hyperband", "m", "min", seed=0)
+
+
+def test_bohb_without_its_dependencies_says_what_to_install(monkeypatch) -> None:
+    monkeypatch.setattr(search_algs, "bohb_available", lambda: False)
+    with pytest.raises(ImportError, match="pip install hpbandster ConfigSpace"):
+        search_algs.make_search_alg("bohb", "m", "min", seed=0)

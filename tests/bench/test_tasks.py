@@ -148,6 +148,51 @@ def test_pima_beside_asha_spends_equal_epochs(ray_local, tmp_path) -> None:
         tasks.main(["--scheduler", "asha"], task_name="cartpole")
 
 
+def test_best_per_budget_counts_results_in_processing_order() -> None:
+    # two trials interleaved (as under HyperBand), max_t 2: a full-length result counts from
+    # the moment it was processed, whichever trial it came from
+    log = [("a", 1, 0.5), ("b", 1, 0.4), ("a", 2, 0.3), ("b", 2, float("nan")), ("c", 1, 0.1)]
+    values, epochs = tune_runner.best_per_budget(log, max_t=2, budget=3, mode="min")
+    assert math.isnan(values[0])  # after 2 epochs: neither trial had trained fully
+    assert values[1:] == [pytest.approx(0.3), pytest.approx(0.3)]  # b's full result is NaN
+    assert epochs == {"a": 2, "b": 2, "c": 1}
+    first, _ = tune_runner.best_per_budget(log[:2], max_t=2, budget=2, mode="max")
+    assert math.isnan(first[0]) and math.isnan(first[1])  # no trial trained fully yet
+
+
+@pytest.mark.slow
+def test_bohb_beside_its_hyperband_spends_the_same_epochs(ray_local, tmp_path) -> None:
+    from rmbo_tune.bench.search_algs import bohb_available
+
+    if not bohb_available():
+        pytest.skip("bohb needs hpbandster and ConfigSpace (not installed with the project)")
+    budget, epochs = 3, 3
+    doc = tasks.main(
+        [
+            "--seeds",
+            "1",
+            "--budget",
+            str(budget),
+            "--meta-samples",
+            "2",
+            "--epochs",
+            str(epochs),
+            "--methods",
+            "bohb",
+            "--scheduler",
+            "asha",
+            "--out",
+            str(tmp_path / "bohb"),
+        ],
+        task_name="pima",
+    )
+    run = doc["runs"]["bohb"][0]
+    assert len(run["values"]) == budget and math.isfinite(run["values"][-1])
+    assert budget * epochs <= sum(run["epochs"])
+    with pytest.raises(SystemExit):
+        tasks.main(["--methods", "bohb"], task_name="pima")
+
+
 @pytest.mark.slow
 def test_cnn_digits_tiny(ray_local, tmp_path) -> None:
     pytest.importorskip("tensorflow")
