@@ -212,7 +212,8 @@ def asha_search(
     it runs as many trials at once as the cluster allows, each checkpointed every epoch.
     The record's ``values[k - 1]`` is the best metric of a trial that trained every epoch,
     once ``k`` full trainings' worth of epochs were spent (NaN before the first); ``trials``
-    and ``epochs`` say how many trials ran and how long each trained.
+    says how many trials trained, ``epochs`` how long each suggested trial trained (0 for
+    one created but never started before the budget ran out).
     """
     from ray.tune.schedulers import ASHAScheduler, HyperBandForBOHB
 
@@ -271,7 +272,7 @@ def asha_search(
         "values": per_unit,
         "seconds": [alg.seconds[t] for t in alg.order],
         "wall": wall,
-        "trials": len(alg.order),
+        "trials": sum(trained.get(t, 0) > 0 for t in alg.order),  # trained at least 1 epoch
         "epochs": [trained.get(t, 0) for t in alg.order],
     }
 
