@@ -7,7 +7,8 @@ because it was trained for 1 epoch instead of 20. :class:`FidelityTracker` keeps
 trial's learning curve (its value at each fidelity it reached) so that
 
 * only a trial that reached ``max_fidelity`` is a target observation; a trial stopped
-  before it is dropped (neither an observation nor a failure, and not suggested again);
+  before it is dropped from the pending points and not suggested again (its value never
+  enters the target GP; see the last point for when the trial itself does);
 * the values at each lower fidelity level (by default ``max_fidelity / 3^k``, or the
   scheduler's rungs) form a meta-task of the current search that grows while it runs
   (:meth:`rmbo_tune.engine.MetaBO.update_meta_task`): the engine weighs it by how well it

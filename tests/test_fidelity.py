@@ -172,11 +172,16 @@ def epochs(config):
     [
         ASHAScheduler(time_attr="epoch", metric="loss", mode="min", max_t=9, reduction_factor=3),
         HyperBandScheduler(time_attr="epoch", metric="loss", mode="min", max_t=9),
+        MedianStoppingRule(
+            time_attr="epoch", metric="loss", mode="min", grace_period=1, min_samples_required=2
+        ),
     ],
-    ids=["asha", "hyperband"],
+    ids=["asha", "hyperband", "median"],
 )
 def test_with_a_scheduler_in_tune(ray_local, tmp_path, scheduler):
-    searcher = RMBOSearcher(metric="loss", mode="min", seed=0, scheduler=scheduler)
+    # MedianStoppingRule has no maximum: the searcher is told it.
+    budget = {"max_fidelity": 9} if isinstance(scheduler, MedianStoppingRule) else {}
+    searcher = RMBOSearcher(metric="loss", mode="min", seed=0, scheduler=scheduler, **budget)
     scheduler = copy.deepcopy(scheduler)  # a fresh one for each run of the suite
     results = tune.Tuner(
         epochs,
@@ -195,7 +200,7 @@ def test_with_a_scheduler_in_tune(ray_local, tmp_path, scheduler):
     full = sorted(t for t, e in done.items() if e >= 9)
     observed = sorted(r["trial_id"] for r in searcher.history if r.get("outcome") == "observed")
     assert observed == full
-    if isinstance(scheduler, ASHAScheduler):  # HyperBand halves only once a bracket fills
+    if isinstance(scheduler, ASHAScheduler):  # the others stop trials only in some runs
         assert len(full) < 12
     assert searcher.counts["stopped_early"] + len(full) + searcher.counts["not_run"] == 12
     assert len(searcher.engine.y) == len(full)
