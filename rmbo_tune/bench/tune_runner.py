@@ -12,6 +12,10 @@
    suggestion order, the searcher's time per trial and, for the meta-BO methods, the
    meta-weights at every suggestion.
 
+With ``scheduler="asha"`` every search runs beside Tune's ASHA (``bohb`` beside its own
+HyperBand) until the same number of epochs is spent (:func:`asha_search`), and a run's
+values are the best full-length result after each full training's worth of epochs.
+
 The experiments of an earlier run of the suite in the same output folder are removed first:
 Tune would add the new trials to them.
 """
