@@ -40,6 +40,60 @@ from rmbo_tune.searcher import RMBOSearcher
 SOURCES = ("gp-ucb", "random")
 
 
+def _fit(
+    task: TuneTask,
+    method: str,
+    *,
+    seed: int,
+    name: str,
+    storage_path: str | Path,
+    meta_dirs: Mapping[str, str | Path] | None,
+    max_concurrent: int,
+    resources: Mapping[str, float] | None,
+    options: Mapping[str, Any] | None,
+    num_samples: int,
+    fixed: Mapping[str, Any] | None = None,
+    scheduler: Any = None,
+    stopper: tune.Stopper | None = None,
+) -> tuple[tune.ResultGrid, Any, float]:
+    """Build the method's search algorithm and fit one ``tune.Tuner`` on the target task
+    (``fixed`` replaces the task's fixed parameters); returns the result grid, the search
+    algorithm (its ``order`` and ``seconds`` per trial) and the wall-clock seconds."""
+    fn, metric, mode, space = task.spec()
+    alg = make_search_alg(
+        method,
+        metric,
+        mode,
+        seed=seed,
+        meta_tasks=meta_dirs,
+        max_concurrent=max_concurrent,
+        options=options,
+        space=space,
+    )
+    trainable = tune.with_resources(fn, dict(resources)) if resources else fn
+    fixed = task.fixed if fixed is None else fixed
+    t0 = time.perf_counter()
+    grid = tune.Tuner(
+        trainable,
+        param_space={**space, **fixed, **task.target},
+        tune_config=tune.TuneConfig(
+            metric=metric,
+            mode=mode,
+            search_alg=alg,
+            scheduler=scheduler,
+            num_samples=num_samples,
+            reuse_actors=True,
+        ),
+        run_config=tune.RunConfig(
+            name=name,
+            storage_path=str(Path(storage_path).resolve()),
+            stop=stopper,
+            verbose=0,
+        ),
+    ).fit()
+    return grid, alg, time.perf_counter() - t0
+
+
 def run_search(
     task: TuneTask,
     method: str,
@@ -102,36 +156,19 @@ def run_search(
             options=options,
             stopped_as_final=stopped_as_final,
         )
-    fn, metric, mode, space = task.spec()
-    alg = make_search_alg(
+    _, metric, _, _ = task.spec()
+    grid, alg, wall = _fit(
+        task,
         method,
-        metric,
-        mode,
         seed=seed,
-        meta_tasks=meta_dirs,
+        name=f"{task.name}-{method}-s{seed}",
+        storage_path=storage_path,
+        meta_dirs=meta_dirs,
         max_concurrent=max_concurrent,
+        resources=resources,
         options=options,
-        space=space,
+        num_samples=int(budget),
     )
-    trainable = tune.with_resources(fn, dict(resources)) if resources else fn
-    t0 = time.perf_counter()
-    grid = tune.Tuner(
-        trainable,
-        param_space={**space, **task.fixed, **task.target},
-        tune_config=tune.TuneConfig(
-            metric=metric,
-            mode=mode,
-            search_alg=alg,
-            num_samples=int(budget),
-            reuse_actors=True,
-        ),
-        run_config=tune.RunConfig(
-            name=f"{task.name}-{method}-s{seed}",
-            storage_path=str(Path(storage_path).resolve()),
-            verbose=0,
-        ),
-    ).fit()
-    wall = time.perf_counter() - t0
     final = {}
     for result in grid:
         trial_id = result.metrics.get("trial_id") if result.metrics else None
@@ -221,7 +258,7 @@ def asha_search(
     """
     from ray.tune.schedulers import ASHAScheduler, HyperBandForBOHB
 
-    fn, metric, mode, space = task.spec()
+    _, metric, mode, _ = task.spec()
     max_t = int(task.fixed.get("epochs", 1))
     fixed = dict(task.fixed)
     scheduler: ASHAScheduler | HyperBandForBOHB
@@ -238,38 +275,22 @@ def asha_search(
     extra = dict(options or {})
     if method in ENGINE_METHODS and not stopped_as_final:
         extra["scheduler"] = scheduler
-    alg = make_search_alg(
-        method,
-        metric,
-        mode,
-        seed=seed,
-        meta_tasks=meta_dirs,
-        max_concurrent=budget * max_t if method == "bohb" else 1,
-        options=extra,
-        space=space,
-    )
-    trainable = tune.with_resources(fn, dict(resources)) if resources else fn
     stopper = EpochBudget(budget * max_t, metric)
-    t0 = time.perf_counter()
-    tune.Tuner(
-        trainable,
-        param_space={**space, **fixed, **task.target},
-        tune_config=tune.TuneConfig(
-            metric=metric,
-            mode=mode,
-            search_alg=alg,
-            scheduler=scheduler,
-            num_samples=budget * max_t,  # every trial trains at least one epoch
-            reuse_actors=True,
-        ),
-        run_config=tune.RunConfig(
-            name=f"{task.name}-{method}{'-final' if stopped_as_final else ''}-asha-s{seed}",
-            storage_path=str(Path(storage_path).resolve()),
-            stop=stopper,
-            verbose=0,
-        ),
-    ).fit()
-    wall = time.perf_counter() - t0
+    _, alg, wall = _fit(
+        task,
+        method,
+        seed=seed,
+        name=f"{task.name}-{method}{'-final' if stopped_as_final else ''}-asha-s{seed}",
+        storage_path=storage_path,
+        meta_dirs=meta_dirs,
+        max_concurrent=budget * max_t if method == "bohb" else 1,
+        resources=resources,
+        options=extra,
+        num_samples=budget * max_t,  # every trial trains at least one epoch
+        fixed=fixed,
+        scheduler=scheduler,
+        stopper=stopper,
+    )
     per_unit, trained = best_per_budget(stopper.log, max_t=max_t, budget=budget, mode=mode)
     return {
         "seed": seed,

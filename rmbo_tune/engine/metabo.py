@@ -422,18 +422,35 @@ class MetaBO:
         )
 
     def _probe_due(self) -> bool:
+        """Whether this suggestion is the probe: the first ``probe_after`` target
+        evaluations have started and the meta-tasks' ranking of them is contested."""
         return (
             self.options.probe
             and self._method.robust
             and self._uses_meta
             and self.nu > 0.0
-            and len(self.target.y_list) + len(self._pending) == 1
+            and len(self.target.y_list) + len(self._pending) == self.options.probe_after
+            and self._ranking_contested()
         )
 
+    def _ranking_contested(self) -> bool:
+        """True unless the meta-tasks, on average, order the target's observations so far
+        better than chance.
+
+        The mean is unweighted: the meta-weights were learned from these same pairs, so a
+        weighted discordance would favour the tasks that happened to agree. Fewer than two
+        comparable observations (``probe_after = 1``, or evaluations still running) give no
+        evidence either way, and the probe is spent.
+        """
+        y = self.y
+        if len(y) < 2 or np.all(y == y[0]):
+            return True
+        mu, _ = self.meta.predict(self.X)
+        return float(np.mean(ranking_gaps(mu, y, scale=1.0))) >= 0.5
+
     def _probe_point(self, exclude: Array) -> Array | None:
-        """The second suggestion of RM-GP-UCB / RM-GP-TS: the point the meta-tasks rank
-        lowest, so that the first pair of target observations tests their claim where it
-        is most decisive (option ``probe``)."""
+        """The probe of RM-GP-UCB / RM-GP-TS: the point the meta-tasks rank lowest, where
+        one more target observation tests their claim most decisively (option ``probe``)."""
         if self.candidates is None:
             points, mu = self._fixed, self._meta_cache_get().mu
         else:

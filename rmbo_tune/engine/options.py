@@ -50,11 +50,18 @@ class MetaBOOptions:
         Fit GP hyperparameters by type-II MAP under the log-normal priors of
         :mod:`rmbo_tune.engine.priors` (True) or by maximum likelihood (False).
     probe : bool
-        RM-GP-UCB / RM-GP-TS spend their second evaluation where the weighted meta-tasks
-        predict the lowest value, so the first two target observations test the meta-tasks
-        where their claim is most decisive; misleading tasks then lose weight and nu at once.
-        It costs about one evaluation when the tasks are right (``docs/benchmarks.md``);
-        False saves it where the earlier tasks are known to resemble the target.
+        RM-GP-UCB / RM-GP-TS spend one evaluation where the weighted meta-tasks predict the
+        lowest value, where the target's value tests their claim most decisively: misleading
+        tasks then lose weight and nu at once, and the search leaves the region they sent it
+        to. It costs about one evaluation when the tasks are right and wins more than that
+        on targets whose best region the tasks rank low (``docs/benchmarks.md``). False never
+        probes.
+    probe_after : int
+        The probe is suggestion ``probe_after + 1``. With 1 (default) it is always spent;
+        with ``k > 1`` only if the meta-tasks order the pairs of the ``k`` target
+        observations told by then no better than chance (mean discordance over the
+        meta-tasks at least 1/2, unweighted), so it is saved where the first evaluations
+        confirm the tasks, at the price of the targets the contest misses.
     target_warp : {"rank", "none"}
         Fit the target GP to the normal scores of its observations (from the third on)
         instead of the values: plateaus (failed configurations at a floor) and outliers no
@@ -141,6 +148,7 @@ class MetaBOOptions:
     gap_estimate: str = "ranking"
     hyper_prior: bool = True
     probe: bool = True
+    probe_after: int = 1
     target_warp: str = "rank"
     beta: float | None = None
     beta_scale: float = 0.2
@@ -205,6 +213,7 @@ class MetaBOOptions:
         if not (_is_number(self.nu_floor) and 0 <= self.nu_floor < 1):
             raise ValueError(f"nu_floor must be in [0, 1), got {self.nu_floor!r}")
         counts = {
+            "probe_after": 1,
             "min_fit_observations": 2,
             "n_restarts": 0,
             "n_candidates": 1,

@@ -358,11 +358,62 @@ def test_the_probe_tests_the_meta_tasks_where_they_predict_the_lowest_value():
     assert off.history[-1]["branch"] == "combined"
 
 
+def _probe_run(target, tasks, n, **options):
+    grid = np.linspace(0.0, 1.0, 41)[:, None]
+    options = {"probe_after": 2, **options}
+    opt = MetaBO(1, tasks, "rm-gp-ucb", candidates=grid, seed=0, **options)
+    for _ in range(n):
+        x = opt.ask()
+        opt.tell(x, target(x[0]))
+    return opt
+
+
+_X15 = np.linspace(0.0, 1.0, 15)[:, None]
+_GO_LEFT = (_X15, -_X15[:, 0])  # a meta-task that says "the smaller x, the better"
+
+
+def test_no_probe_when_the_first_observations_confirm_the_meta_tasks_ranking():
+    opt = _probe_run(lambda x: -x, [_GO_LEFT, _GO_LEFT], 3)  # the target agrees
+    assert [h["branch"] for h in opt.history] == ["combined"] * 3
+
+
+def test_the_probe_is_spent_when_the_meta_tasks_rank_the_first_observations_wrongly():
+    opt = _probe_run(lambda x: x, [_GO_LEFT, _GO_LEFT], 3)  # the target is reversed
+    assert [h["branch"] for h in opt.history] == ["combined", "combined", "probe"]
+    assert opt.history[2]["x"] == [pytest.approx(1.0)]  # where the tasks predict the worst
+    # Both tasks ordered the first pair wrongly (gap 3) and the probe's pairs too.
+    assert opt.nu < 0.7**3 * 3.0**-0.7
+
+
+def test_the_contest_is_an_unweighted_mean_over_the_meta_tasks():
+    # One task agrees with the target and one is reversed: discordance 1/2, contested,
+    # although the weights already favour the agreeing task.
+    go_right = (_X15, _X15[:, 0])
+    opt = _probe_run(lambda x: -x, [_GO_LEFT, go_right], 3)
+    assert opt.meta_weights[0] > opt.meta_weights[1]
+    assert opt.history[2]["branch"] == "probe"
+
+
+def test_probe_after_waits_for_that_many_observations():
+    opt = _probe_run(lambda x: x, [_GO_LEFT, _GO_LEFT], 4, probe_after=3)
+    assert [h["branch"] for h in opt.history] == ["combined"] * 3 + ["probe"]
+
+
+def test_the_probe_is_spent_without_evidence_while_evaluations_run():
+    grid = np.linspace(0.0, 1.0, 41)[:, None]
+    opt = MetaBO(1, [_GO_LEFT, _GO_LEFT], "rm-gp-ucb", candidates=grid, seed=0, probe_after=2)
+    x1, x2 = opt.ask(), opt.ask()
+    opt.tell(x1, -float(x1[0]))  # one result told, one running: nothing to compare
+    opt.ask()
+    assert opt.history[2]["branch"] == "probe"
+    assert x2[0] != pytest.approx(1.0)
+
+
 def test_probe_makes_a_misleading_task_lose_nu_at_once():
     grid = np.linspace(0.0, 1.0, 41)[:, None]
     X = np.linspace(0.0, 1.0, 15)[:, None]
-    opt = MetaBO(1, [(X, X[:, 0])], "rm-gp-ucb", candidates=grid, seed=0)  # says "go right"
-    for _ in range(2):
+    opt = MetaBO(1, [(X, X[:, 0])], "rm-gp-ucb", candidates=grid, seed=0)
+    for _ in range(2):  # the task says "go right"
         x = opt.ask()
         opt.tell(x, -float(x[0]))  # the target is best on the left
     assert opt.history[1]["branch"] == "probe"

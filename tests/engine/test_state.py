@@ -89,3 +89,16 @@ def test_failed_evaluations_survive_a_round_trip_in_order() -> None:
     np.testing.assert_array_equal(twin.target.X_fit, opt.target.X_fit)
     np.testing.assert_array_equal(twin.target.failed, [x])
     np.testing.assert_array_equal(twin.ask(), opt.ask())
+
+
+def test_a_contested_probe_continues_identically_after_a_round_trip() -> None:
+    rng = np.random.default_rng(0)
+    X = rng.random((12, 1))
+    opt = MetaBO(1, [(X, X[:, 0])], seed=1, probe_after=2)  # the task says "go right"
+    for _ in range(2):
+        x = opt.ask()
+        opt.tell(x, -float(x[0]))  # the target is best on the left: contested
+    twin = MetaBO.from_state_dict(json.loads(json.dumps(st.dump(opt))))
+    assert twin.options.probe_after == 2
+    np.testing.assert_array_equal(twin.ask(), opt.ask())
+    assert twin.history[-1]["branch"] == opt.history[-1]["branch"] == "probe"
