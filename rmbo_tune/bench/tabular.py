@@ -146,6 +146,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--meta-samples", type=positive_int, default=None, help="rows per meta-task (suite: 50)"
     )
     add_option_argument(p)
+    p.add_argument(
+        "--processes",
+        type=positive_int,
+        default=1,
+        help="worker processes, one target and seed each (the results do not depend on it)",
+    )
     p.add_argument("--out", default="bench-results/tabular")
     a = p.parse_args(argv)
     if (a.suite is None) == (a.data is None):
@@ -199,6 +205,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         seed=a.seed,
         options=options,
         progress=lambda line: print(line, flush=True),
+        processes=a.processes,
     )
     horizons = sorted({h for h in HORIZONS if h <= a.budget} | {a.budget})
     files = report.write_outputs(doc, a.out, horizons)

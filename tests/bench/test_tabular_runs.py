@@ -53,6 +53,30 @@ def test_runs_are_reproducible(grid: Path) -> None:
     assert outcome(tabular_runs.run(bench, **kwargs)) == outcome(tabular_runs.run(bench, **kwargs))
 
 
+def test_worker_processes_give_the_same_document(grid: Path) -> None:
+    bench = load_tabular(grid, mode="min", metric="loss")
+    kwargs = dict(methods=["rm-gp-ucb", "gp-ucb"], budget=3, n_seeds=2, meta_samples=20)
+    kwargs["targets"] = ["near1", "far"]
+
+    def outcome(doc: dict) -> dict:
+        keys = ("target", "seed", "configs", "values", "weights", "nu")
+        return {m: [[r[k] for k in keys] for r in runs] for m, runs in doc["runs"].items()}
+
+    lines: list[str] = []
+    one = tabular_runs.run(bench, **kwargs)
+    two = tabular_runs.run(bench, **kwargs, processes=2, progress=lines.append)
+    assert outcome(two) == outcome(one)
+    assert [(r["target"], r["seed"]) for r in two["runs"]["gp-ucb"]] == [
+        ("near1", 0),
+        ("near1", 1),
+        ("far", 0),
+        ("far", 1),
+    ]
+    assert len(lines) == 8 and lines[0].startswith("near1 seed 0 rm-gp-ucb: regret ")
+    with pytest.raises(ValueError, match="processes must be a positive integer, got 0"):
+        tabular_runs.run(bench, **kwargs, processes=0)
+
+
 @pytest.mark.slow
 def test_meta_tasks_beat_random_search_early(grid: Path) -> None:
     # 6 seeds of 5 evaluations on the 243-config target (100 rows per meta-task). Two
