@@ -42,6 +42,7 @@ SOURCES = ("gp-ucb", "random")
 
 def _fit(
     task: TuneTask,
+    spec: tuple[Any, str, str, dict[str, Any]],
     method: str,
     *,
     seed: int,
@@ -56,10 +57,11 @@ def _fit(
     scheduler: Any = None,
     stopper: tune.Stopper | None = None,
 ) -> tuple[tune.ResultGrid, Any, float]:
-    """Build the method's search algorithm and fit one ``tune.Tuner`` on the target task
-    (``fixed`` replaces the task's fixed parameters); returns the result grid, the search
-    algorithm (its ``order`` and ``seconds`` per trial) and the wall-clock seconds."""
-    fn, metric, mode, space = task.spec()
+    """Build the method's search algorithm and fit one ``tune.Tuner`` on the target task,
+    given its ``task.spec()`` (``fixed`` replaces the task's fixed parameters); returns the
+    result grid, the search algorithm (its ``order`` and ``seconds`` per trial) and the
+    wall-clock seconds."""
+    fn, metric, mode, space = spec
     alg = make_search_alg(
         method,
         metric,
@@ -156,9 +158,11 @@ def run_search(
             options=options,
             stopped_as_final=stopped_as_final,
         )
-    _, metric, _, _ = task.spec()
+    spec = task.spec()
+    metric = spec[1]
     grid, alg, wall = _fit(
         task,
+        spec,
         method,
         seed=seed,
         name=f"{task.name}-{method}-s{seed}",
@@ -258,7 +262,8 @@ def asha_search(
     """
     from ray.tune.schedulers import ASHAScheduler, HyperBandForBOHB
 
-    _, metric, mode, _ = task.spec()
+    spec = task.spec()
+    _, metric, mode, _ = spec
     max_t = int(task.fixed.get("epochs", 1))
     fixed = dict(task.fixed)
     scheduler: ASHAScheduler | HyperBandForBOHB
@@ -278,6 +283,7 @@ def asha_search(
     stopper = EpochBudget(budget * max_t, metric)
     _, alg, wall = _fit(
         task,
+        spec,
         method,
         seed=seed,
         name=f"{task.name}-{method}{'-final' if stopped_as_final else ''}-asha-s{seed}",
