@@ -165,6 +165,9 @@ class RMBOSearcher(Searcher):
         self._max_concurrent: int | None = None
         self._engine: MetaBO | None = None
         self._live: dict[str, list[float]] = {}
+        # Restored live trials Tune has not reported on since: they hold no concurrency
+        # slot until it does (Tune skips them under resume_unfinished=False, silently).
+        self._unconfirmed: set[str] = set()
         self._reported: dict[str, Any] = {}  # latest value of the metric per live trial
         self._observed: set[str] = set()
         self._history: list[dict] = []
@@ -207,7 +210,8 @@ class RMBOSearcher(Searcher):
     def suggest(self, trial_id: str) -> dict | str | None:
         """The next config, None to wait (concurrency limit), or FINISHED (space exhausted)."""
         engine = self._ensure_engine()
-        if self._max_concurrent and len(self._live) >= self._max_concurrent:
+        busy = len(self._live) - len(self._unconfirmed)
+        if self._max_concurrent and busy >= self._max_concurrent:
             return None
         if self._points:
             x = self._encode_point(self._points.pop(0))
@@ -232,6 +236,7 @@ class RMBOSearcher(Searcher):
     def on_trial_result(self, trial_id: str, result: dict) -> None:
         """Remember the trial's latest value of the metric, for a final result without it,
         and (with ``max_fidelity``) its value at each fidelity level it reached."""
+        self._unconfirmed.discard(trial_id)
         value = _metric_value(result, self._metric) if self._metric else None
         if trial_id in self._live and isinstance(value, numbers.Real) and value is not True:
             self._reported[trial_id] = float(value)
@@ -243,6 +248,7 @@ class RMBOSearcher(Searcher):
         """Tell the engine the trial's final metric (or its failure); never twice. Without
         the metric in the final result, the last value the trial reported for it counts."""
         x = self._live.pop(trial_id, None)
+        self._unconfirmed.discard(trial_id)
         last = self._reported.pop(trial_id, None)
         if x is None and trial_id not in self._observed:
             x = self._adopt(trial_id, result)
@@ -330,15 +336,23 @@ class RMBOSearcher(Searcher):
     @one_blas_thread
     def restore(self, checkpoint_path: str) -> None:
         """Load state written by :meth:`save`; a damaged file is rebuilt from the history
-        beside it, or named in the error."""
+        beside it, or named in the error. Trials on which the saved state and Tune's
+        experiment state beside it disagree are settled from Tune's record (see
+        :func:`rmbo_tune.searcher_state.reconcile`); trials still running hold no
+        concurrency slot until Tune reports on them again."""
         try:
             with open(checkpoint_path) as fh:
                 state = json.load(fh)
         except (OSError, ValueError) as exc:
             damaged = f"its saved state {checkpoint_path} is damaged ({exc})"
             searcher_state.recover(self, checkpoint_path, damaged)
-            return
-        searcher_state.load(self, state, checkpoint_path)
+        else:
+            searcher_state.load(self, state, checkpoint_path)
+        searcher_state.reconcile(self, os.path.dirname(checkpoint_path) or ".")
+        # Tune reruns these under their ids (the default) or skips them without a word
+        # (resume_unfinished=False); like Ray's ConcurrencyLimiter, which forgets them,
+        # they do not block new trials, but they count again once Tune reports on them.
+        self._unconfirmed = set(self._live)
 
     def __getstate__(self) -> dict:
         # tuner.pkl holds the constructed searcher: keep it small (no engine, no GP caches);

@@ -3,10 +3,16 @@ rebuild from ``rmbo_history.json`` when the state file is damaged.
 
 The state is plain JSON (never a pickle): the engine's state dict, the live and observed
 trials, the per-trial history, the fidelity tracker and the counters.
+
+Tune writes its own experiment state and then the searcher's, at intervals, so the two can
+disagree after a crash: :func:`reconcile` brings the restored searcher in line with the
+trials Tune restores.
 """
 
 from __future__ import annotations
 
+import glob
+import json
 import logging
 import os
 from typing import TYPE_CHECKING, Any
@@ -21,6 +27,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("rmbo_tune.searcher")
 
 STATE_VERSION = 1
+TUNE_STATE_GLOB = "experiment_state-*.json"
+_FINISHED = ("TERMINATED", "ERROR")
 
 
 def dump(s: RMBOSearcher) -> dict[str, Any]:
@@ -117,3 +125,67 @@ def recover(s: RMBOSearcher, checkpoint_path: str, damaged: str) -> None:
         len(s._observed),
         len(s._live),
     )
+
+
+def tune_trials(directory: str) -> dict[str, dict[str, Any]] | None:
+    """Each trial of the Tune experiment state that a restore in ``directory`` loads (the
+    newest ``experiment_state-*.json``, as Tune picks it): trial id -> ``status``,
+    ``config`` and ``last_result``. None if there is none, or it is not in Ray 2.x's layout.
+    Plain JSON: the pickled values Tune embeds in it are left encoded."""
+    paths = glob.glob(os.path.join(glob.escape(directory), TUNE_STATE_GLOB))
+    if not paths:
+        return None
+    try:
+        with open(max(paths)) as fh:
+            state = json.load(fh)
+        trials = {}
+        for trial_json, run_json in state["trial_data"]:
+            trial, run = json.loads(trial_json), json.loads(run_json)
+            trials[str(trial["trial_id"])] = {
+                "status": trial.get("status"),
+                "config": trial.get("config"),
+                "last_result": run.get("last_result") or None,
+            }
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        logger.warning("RMBOSearcher: cannot read Tune's state %s (%s)", max(paths), exc)
+        return None
+    return trials
+
+
+def reconcile(s: RMBOSearcher, directory: str) -> None:
+    """Bring a restored searcher in line with the Tune state restored beside it.
+
+    Tune reruns its unfinished trials under their ids and reports on them as usual; it never
+    reports again on a trial it recorded as finished, nor on one it never recorded. So a
+    trial the searcher still waits on is completed from Tune's record when Tune finished it
+    (its last result, or its error); when Tune does not know it (the searcher suggested it
+    after Tune last wrote its state) it will never run again, and it ends as a trial
+    without a final result does: the last value it reported counts, and without one it is
+    dropped (``counts["not_run"]``). A trial Tune finished that the searcher never heard of
+    is observed from its config and last result. Without this, such trials would hold
+    concurrency slots forever.
+    """
+    trials = tune_trials(directory)
+    if trials is None or s._engine is None:
+        return
+    lost = [t for t in s._live if t not in trials]
+    for trial_id in lost:
+        s.on_trial_complete(trial_id, None)
+    finished = 0
+    for trial_id, trial in trials.items():
+        if trial["status"] not in _FINISHED or trial_id in s._observed:
+            continue
+        result = trial["last_result"]
+        if isinstance(trial["config"], dict):
+            result = {"config": trial["config"], **(result or {})}
+        s.on_trial_complete(trial_id, result, error=trial["status"] == "ERROR")
+        finished += trial_id in s._observed
+    if lost or finished:
+        logger.warning(
+            "RMBOSearcher: the searcher's state and Tune's disagree (a crash between their "
+            "writes): %d trials finished in Tune's record were taken from it, and %d "
+            "suggested trials Tune never recorded were closed (with the last value each "
+            "reported, if any)",
+            finished,
+            len(lost),
+        )

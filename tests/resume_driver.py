@@ -2,7 +2,9 @@
 
 ``python resume_driver.py STORAGE NAME start|restore N [CONCURRENCY]``; each trial step
 takes ``RESUME_STEP_S`` seconds (0.15). With ``RESUME_ASHA=1`` the run has an ASHA scheduler
-(rungs at steps 1 and 3) and the searcher reads its budget from it.
+(rungs at steps 1 and 3) and the searcher reads its budget from it. With
+``RESUME_UNFINISHED=0`` a restore skips the trials that were running
+(``Tuner.restore(..., resume_unfinished=False)``).
 
 Each trial reports three steps and checkpoints after each, so a restored run resumes
 interrupted trials from their checkpoints (and a damaged checkpoint fails its trial).
@@ -64,7 +66,11 @@ def main() -> None:
             run_config=tune.RunConfig(storage_path=storage, name=name, verbose=0),
         )
     else:
-        tuner = tune.Tuner.restore(os.path.join(storage, name), trainable=slow_quadratic)
+        tuner = tune.Tuner.restore(
+            os.path.join(storage, name),
+            trainable=slow_quadratic,
+            resume_unfinished=os.environ.get("RESUME_UNFINISHED", "1") == "1",
+        )
     results = tuner.fit()
     print("DONE", len(results), len(results.errors), flush=True)
 

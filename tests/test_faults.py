@@ -222,6 +222,72 @@ def test_driver_killed_at_ten_random_points_resumes_with_every_observation_once(
     _assert_every_trial_once(_latest_state(exp_dir), ran, snapshots)
 
 
+def test_a_tune_state_older_than_the_searchers_resumes_without_waiting_on_lost_trials(
+    tmp_path, no_ray
+):
+    # Restored with a Tune state that predates the searcher's (as when Tune's own file was
+    # lost and an older copy put back): the trials the searcher suggested after that state
+    # was written exist only in the searcher. Tune will never run them; the restored search
+    # must not hold its concurrency slots for them (here both), or it waits forever.
+    n, exp_dir = 10, str(tmp_path / "exp")
+    env = _env(RESUME_STEP_S="0.3")
+    proc = _run_driver([tmp_path, "exp", "start", n, 2], env)
+    early = _wait_for_state(exp_dir, proc, lambda s: _n_observed(s) >= 1)
+    assert early is not None, proc.stdout.read()
+    old = {}
+    while not old:  # a complete Tune state from this point of the run
+        for path in glob.glob(os.path.join(exp_dir, "experiment_state-*.json")):
+            with open(path) as fh:
+                text = fh.read()
+            try:
+                old[path] = json.loads(text) and text
+            except ValueError:
+                old.clear()
+                break
+    known = {t for text in old.values() for t in re.findall(r'trial_id\\": \\"(\w+)', text)}
+    later = _wait_for_state(exp_dir, proc, lambda s: len(set(s["live"]) - known) == 2)
+    assert later is not None, proc.stdout.read()
+    _kill_driver(proc)
+    lost = set(_latest_state(exp_dir)["live"]) - known
+    for path, text in old.items():
+        with open(path, "w") as fh:
+            fh.write(text)
+    restore = _run_driver([tmp_path, "exp", "restore", n, 2], env)
+    out, _ = restore.communicate(timeout=400)
+    assert restore.returncode == 0 and "DONE" in out, out
+    final = _latest_state(exp_dir)
+    records = {r["trial_id"]: r for r in final["history"]}
+    assert lost <= set(final["observed"]) and not final["live"]
+    # Ended as trials without a final result end: their last reported value, else dropped.
+    outcomes = [records[t].get("outcome") for t in lost]
+    assert set(outcomes) <= {"observed", "dropped"}, outcomes
+    assert final["counts"]["not_run"] == outcomes.count("dropped")
+    told = [r for r in records.values() if r.get("outcome") in ("observed", "failed")]
+    assert (
+        len(final["engine"]["X"])
+        == len(told)
+        == len(final["observed"]) - final["counts"]["not_run"]
+    )
+
+
+def test_restored_with_resume_unfinished_false_the_skipped_trials_hold_no_slots(tmp_path, no_ray):
+    # Tune skips the trials that were running without telling the searcher; with both
+    # concurrency slots theirs, a searcher that waited on them would wait forever.
+    n, exp_dir = 8, str(tmp_path / "exp")
+    env = _env(RESUME_STEP_S="1.0")  # trials spend most of the run between checkpoints
+    proc = _run_driver([tmp_path, "exp", "start", n, 2], env)
+    ready = _wait_for_state(exp_dir, proc, lambda s: _n_observed(s) >= 1 and len(s["live"]) == 2)
+    assert ready is not None, proc.stdout.read()
+    _kill_driver(proc, exp_dir)
+    running = set(_latest_state(exp_dir)["live"])
+    restore = _run_driver([tmp_path, "exp", "restore", n, 2], {**env, "RESUME_UNFINISHED": "0"})
+    out, _ = restore.communicate(timeout=400)
+    assert restore.returncode == 0 and f"DONE {n} 0" in out, out
+    final = _latest_state(exp_dir)
+    assert set(final["live"]) == running and not running & set(final["observed"])
+    assert len(final["engine"]["X"]) == len(final["observed"]) == n - len(running)
+
+
 def test_a_damaged_trial_checkpoint_fails_that_trial_and_the_run_finishes(tmp_path, no_ray):
     n = 8
     exp_dir = os.path.join(tmp_path, "exp")
