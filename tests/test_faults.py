@@ -146,6 +146,16 @@ def _kill_driver(proc, exp_dir=None):
         print("the kill tore Tune's experiment state file; its last complete version restored")
 
 
+def _output(proc, timeout):
+    """The driver's output once it exits; past ``timeout`` seconds its session is killed (a
+    hung driver must not outlive the test) and the test fails with what it printed."""
+    try:
+        return proc.communicate(timeout=timeout)[0]
+    except subprocess.TimeoutExpired:
+        _kill_driver(proc)
+        pytest.fail(f"the driver did not finish in {timeout} s:\n{proc.communicate()[0]}")
+
+
 def _n_observed(state):
     return len(state["observed"]) if state and state["engine"] else 0
 
@@ -182,7 +192,7 @@ def test_interrupted_run_resumes_with_every_checkpointed_observation_once(tmp_pa
         _kill_driver(proc, exp_dir)  # anything it left behind
     before = _latest_state(exp_dir)  # what the restore will load
     restore = _run_driver([tmp_path, "exp", "restore", n], _env())
-    out, _ = restore.communicate(timeout=400)
+    out = _output(restore, 400)
     assert restore.returncode == 0, out
     assert f"DONE {n} 0" in out, out
     _assert_every_trial_once(_latest_state(exp_dir), n, [before])
@@ -208,7 +218,7 @@ def test_driver_killed_at_ten_random_points_resumes_with_every_observation_once(
         snapshots.append(_latest_state(exp_dir) or waited)
         action = "restore"
     restore = _run_driver([tmp_path, "exp", "restore", n, concurrency], env)
-    out, _ = restore.communicate(timeout=600)
+    out = _output(restore, 600)
     assert restore.returncode == 0, out
     done = re.search(r"^DONE (\d+) 0$", out, re.MULTILINE)
     assert done, out
@@ -253,7 +263,7 @@ def test_a_tune_state_older_than_the_searchers_resumes_without_waiting_on_lost_t
         with open(path, "w") as fh:
             fh.write(text)
     restore = _run_driver([tmp_path, "exp", "restore", n, 2], env)
-    out, _ = restore.communicate(timeout=400)
+    out = _output(restore, 400)
     assert restore.returncode == 0 and "DONE" in out, out
     final = _latest_state(exp_dir)
     records = {r["trial_id"]: r for r in final["history"]}
@@ -281,7 +291,7 @@ def test_restored_with_resume_unfinished_false_the_skipped_trials_hold_no_slots(
     _kill_driver(proc, exp_dir)
     running = set(_latest_state(exp_dir)["live"])
     restore = _run_driver([tmp_path, "exp", "restore", n, 2], {**env, "RESUME_UNFINISHED": "0"})
-    out, _ = restore.communicate(timeout=400)
+    out = _output(restore, 400)
     assert restore.returncode == 0 and f"DONE {n} 0" in out, out
     final = _latest_state(exp_dir)
     assert set(final["live"]) == running and not running & set(final["observed"])
@@ -306,7 +316,7 @@ def test_a_damaged_trial_checkpoint_fails_that_trial_and_the_run_finishes(tmp_pa
             damaged.append(trial_id)
     assert damaged, "no live trial had a checkpoint to damage"
     restore = _run_driver([tmp_path, "exp", "restore", n], env)
-    out, _ = restore.communicate(timeout=400)
+    out = _output(restore, 400)
     assert restore.returncode == 0, out
     errors = int(out.split(f"DONE {n} ")[1].split()[0])
     assert 1 <= errors <= len(set(damaged)), out
@@ -328,7 +338,7 @@ def test_a_damaged_searcher_state_is_rebuilt_and_the_run_finishes(tmp_path, no_r
     with open(path, "r+") as fh:
         fh.truncate(os.path.getsize(path) // 2)
     restore = _run_driver([tmp_path, "exp", "restore", n], _env())
-    out, _ = restore.communicate(timeout=400)
+    out = _output(restore, 400)
     assert restore.returncode == 0, out
     assert f"DONE {n} 0" in out, out
     assert "is damaged" in out and "the search was rebuilt from" in out, out

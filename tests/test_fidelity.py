@@ -264,6 +264,7 @@ def test_asha_run_killed_and_restored_observes_each_trial_once(tmp_path):
         _kill_driver,
         _latest_state,
         _n_observed,
+        _output,
         _run_driver,
         _wait_for_state,
     )
@@ -275,7 +276,7 @@ def test_asha_run_killed_and_restored_observes_each_trial_once(tmp_path):
         pytest.fail(f"the run finished before the kill:\n{proc.stdout.read()}")
     _kill_driver(proc, exp_dir)
     restore = _run_driver([tmp_path, "exp", "restore", n, 2], env)
-    out, _ = restore.communicate(timeout=600)
+    out = _output(restore, 600)
     assert restore.returncode == 0 and "DONE" in out, out
     ran = int(out.split("DONE ")[1].split()[0])
     final = _latest_state(exp_dir)
