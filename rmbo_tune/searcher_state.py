@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from rmbo_tune.diagnostics import HISTORY_FILE, read_history
 from rmbo_tune.engine import MetaBO
+from rmbo_tune.meta_tasks._storage import STATE_PREFIX
 from rmbo_tune.space_codec import config_to_json, space_from_json, space_to_json
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("rmbo_tune.searcher")
 
 STATE_VERSION = 1
-TUNE_STATE_GLOB = "experiment_state-*.json"
+TUNE_STATE_GLOB = f"{STATE_PREFIX}*.json"
 _FINISHED = ("TERMINATED", "ERROR")
 
 
@@ -135,8 +136,9 @@ def tune_trials(directory: str) -> dict[str, dict[str, Any]] | None:
     paths = glob.glob(os.path.join(glob.escape(directory), TUNE_STATE_GLOB))
     if not paths:
         return None
+    newest = max(paths)
     try:
-        with open(max(paths)) as fh:
+        with open(newest) as fh:
             state = json.load(fh)
         trials = {}
         for trial_json, run_json in state["trial_data"]:
@@ -147,7 +149,7 @@ def tune_trials(directory: str) -> dict[str, dict[str, Any]] | None:
                 "last_result": run.get("last_result") or None,
             }
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        logger.warning("RMBOSearcher: cannot read Tune's state %s (%s)", max(paths), exc)
+        logger.warning("RMBOSearcher: cannot read Tune's state %s (%s)", newest, exc)
         return None
     return trials
 
