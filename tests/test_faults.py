@@ -246,14 +246,8 @@ def test_a_tune_state_older_than_the_searchers_resumes_without_waiting_on_lost_t
     assert early is not None, proc.stdout.read()
     old = {}
     while not old:  # a complete Tune state from this point of the run
-        for path in glob.glob(os.path.join(exp_dir, "experiment_state-*.json")):
-            with open(path) as fh:
-                text = fh.read()
-            try:
-                old[path] = json.loads(text) and text
-            except ValueError:
-                old.clear()
-                break
+        _keep_tune_states(exp_dir)
+        old = {p: text for p, text in _TUNE_STATES.items() if p.startswith(exp_dir + os.sep)}
     known = {t for text in old.values() for t in re.findall(r'trial_id\\": \\"(\w+)', text)}
     later = _wait_for_state(exp_dir, proc, lambda s: len(set(s["live"]) - known) == 2)
     assert later is not None, proc.stdout.read()
