@@ -99,6 +99,12 @@ SUITES: dict[str, dict[str, str]] = {
         "about": "gradient-boosting grid (240 configs x 24 datasets; "
         "rmbo_tune.bench.make_hgb_grid)",
     },
+    "rf": {
+        "folder": "rf-grid",
+        "log_columns": "max_features,max_depth,min_samples_leaf",
+        "about": "random-forest grid (128 configs x 24 datasets, one categorical column; "
+        "rmbo_tune.bench.make_rf_grid)",
+    },
 }
 
 

@@ -1,0 +1,61 @@
+import csv
+import itertools
+from pathlib import Path
+
+import pytest
+
+from rmbo_tune.bench import make_hgb_grid, make_rf_grid, tabular
+from rmbo_tune.bench.tabular_data import load_tabular
+
+DATA = Path(make_rf_grid.__file__).resolve().parent / "data" / "rf-grid"
+
+
+def _config(row: dict[str, str]) -> tuple:
+    return tuple(row[k] if k == "criterion" else float(row[k]) for k in make_rf_grid.GRID)
+
+
+def test_shipped_files_hold_the_whole_grid_for_every_dataset():
+    files = sorted(DATA.glob("*.csv"))
+    assert {f.stem for f in files} == set(make_hgb_grid.datasets())
+    grid = {(c[0], *map(float, c[1:])) for c in itertools.product(*make_rf_grid.GRID.values())}
+    for f in files:
+        with open(f) as fh:
+            rows = list(csv.DictReader(fh))
+        assert {_config(r) for r in rows} == grid, f
+        assert len(rows) == len(grid), f
+        assert all(0.0 <= float(r["value"]) <= 1.0 for r in rows)
+
+
+def test_evaluate_reproduces_a_shipped_value():
+    pytest.importorskip("sklearn")
+    X, y = make_hgb_grid.datasets()["wine"]()
+    config = {"criterion": "entropy", "max_features": 0.3, "max_depth": 4, "min_samples_leaf": 3}
+    with open(DATA / "wine.csv") as fh:
+        row = next(r for r in csv.DictReader(fh) if _config(r) == tuple(config.values()))
+    assert make_rf_grid.evaluate(X, y, config) == pytest.approx(float(row["value"]), abs=1e-9)
+
+
+def test_build_writes_one_csv_per_dataset_from_worker_processes(tmp_path, capsys):
+    pytest.importorskip("sklearn")
+    make_rf_grid.main(["--out", str(tmp_path), "--only", "iris,wine", "--processes", "2"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["iris.csv", "wine.csv"]
+    with open(tmp_path / "wine.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    with open(DATA / "wine.csv") as fh:
+        assert rows == list(csv.DictReader(fh))
+    assert "iris: 128 configs" in capsys.readouterr().out
+
+
+def test_build_names_an_unknown_dataset(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        make_rf_grid.main(["--out", str(tmp_path), "--only", "iris,nope"])
+    assert "unknown dataset(s) ['nope']" in capsys.readouterr().err
+
+
+def test_the_suite_encodes_the_criterion_as_one_hot_columns():
+    suite = tabular.SUITES["rf"]
+    columns = suite["log_columns"].split(",")
+    bench = load_tabular(tabular.DATA_DIR / suite["folder"], mode="max", log_columns=columns)
+    assert bench.encoding.categories["criterion"] == ["entropy", "gini"]
+    assert "criterion=gini" in bench.encoding.features
+    assert all(task.X.shape == (128, 5) for task in bench.tasks)
