@@ -411,6 +411,7 @@ class MetaBO:
             fitted=self.target.model(active),
             X=self.target.X_fit,
             y=self.target.scaled_y(),
+            fixed=self._fixed,
             meta=self.meta,
             weights=self.meta_weights,
             nu=self.nu,

@@ -17,6 +17,7 @@ import numpy as np
 from rmbo_tune.engine import acquisition as acq
 from rmbo_tune.engine import baselines
 from rmbo_tune.engine.gp import ScaledGP
+from rmbo_tune.engine.meta_basis import MetaBasisGP
 from rmbo_tune.engine.meta_models import MetaTaskModels
 from rmbo_tune.engine.meta_weights import MetaWeightState
 from rmbo_tune.engine.options import MetaBOOptions
@@ -42,6 +43,8 @@ class Context:
         The target GP of the observations alone (no pending points).
     X, y : ndarray
         Target inputs and outputs on the GP's scale.
+    fixed : ndarray
+        The fixed candidates (where ``target`` and ``meta_cache`` are precomputed).
     meta : MetaTaskModels
     weights : ndarray of shape (M,)
         Meta-weights of the robust methods.
@@ -63,6 +66,7 @@ class Context:
     fitted: ScaledGP
     X: Array
     y: Array
+    fixed: Array
     meta: MetaTaskModels
     weights: Array
     nu: float
@@ -88,11 +92,25 @@ def _thompson(c: Context) -> acq.Acquisition:
     return acq.SampledFunction(post, post.sample_weights(c.rng, scale=scale)[0])
 
 
+def _late_target(c: Context) -> acq.CachedTarget:
+    """The target model of RM-GP-UCB: once ``nu <= meta_basis_nu``, with the meta-weights'
+    mean of the meta-tasks as a basis function (:mod:`~rmbo_tune.engine.meta_basis`)."""
+    if c.options.meta_basis_nu == 0.0 or c.nu > c.options.meta_basis_nu or c.gp.gp.n_obs == 0:
+        return c.target
+    mu = c.meta_cache().mu
+    model = MetaBasisGP(c.gp, c.meta, c.weights, c.fixed, mu)
+    return acq.CachedTarget(
+        model, *model.fixed_predictions(c.target.fixed_mu, c.target.fixed_sigma)
+    )
+
+
 def _rm_gp_ucb(c: Context) -> acq.Acquisition:
+    target = _late_target(c)
     if c.nu == 0.0:
-        return _gp_ucb(c)
+        c.record["branch"] = "target"
+        return acq.UCB(target, c.beta)
     c.record["branch"] = "combined"
-    return acq.RMUCB(c.target, c.beta, c.meta, c.weights, c.nu, c.options.tau, c.meta_cache())
+    return acq.RMUCB(target, c.beta, c.meta, c.weights, c.nu, c.options.tau, c.meta_cache())
 
 
 def _rm_gp_ts(c: Context) -> acq.Acquisition:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from rmbo_tune.engine import MetaBO, methods
+from rmbo_tune.engine.meta_basis import MetaBasisGP
 
 
 def test_name_lists_derive_from_the_registry() -> None:
@@ -67,3 +68,35 @@ def test_meta_sample_pool_skips_negligible_weights() -> None:
     pool = methods.MetaSamplePool(opt.meta, opt._fixed, opt.options, seed=0)
     sample = pool.draw(np.random.default_rng(0), np.array([0.5, 0.5, 0.0]))
     assert sample.W.shape[0] == 2
+
+
+def _late_target_model(n=12, **options):
+    """The model behind RM-GP-UCB's target term after ``n`` evaluations on a target that is
+    the mirror image of its meta-task (after 12, nu is spent)."""
+    rng = np.random.default_rng(2)
+    X = rng.random((30, 2))
+
+    def f(Z):
+        return np.sin(5 * Z[:, 0]) + Z[:, 1]
+
+    opt = MetaBO(2, [(X, -f(X))], "rm-gp-ucb", seed=0, **options)
+    for _ in range(n):
+        x = opt.ask()
+        opt.tell(x, float(f(x[None])[0]))
+    record = methods.new_record(n, 0, opt.method, opt.nu, opt.weight_state, True)
+    context = opt._context(n, record)
+    return context, methods._late_target(context).model
+
+
+def test_rm_gp_ucb_keeps_the_tasks_mean_as_a_basis_once_nu_is_spent() -> None:
+    context, model = _late_target_model()
+    assert context.nu <= context.options.meta_basis_nu
+    assert isinstance(model, MetaBasisGP)
+    assert model.coef < 0  # the target is the tasks' mirror image
+
+
+def test_the_target_gp_stays_alone_while_nu_is_large_or_without_meta_basis_nu() -> None:
+    context, model = _late_target_model(n=1)
+    assert context.nu > context.options.meta_basis_nu and model is context.gp
+    context, model = _late_target_model(meta_basis_nu=0.0)
+    assert context.nu <= 0.05 and model is context.gp
