@@ -149,7 +149,7 @@ class MetaBOOptions:
     0.2); it was better on 1-D GP draws with length scale 0.05. Without ``meta_basis_nu``
     the search after nu was spent was GP-UCB on points clustered where the tasks pointed,
     and stalled there on some targets (boosting regret at 50: 0.0052 without, 0.0028 with;
-    adversarial 1-D at 30: 0.088 without, 0.006 with); from the start it cost 0.012 at 5
+    adversarial 1-D at 30: 0.088 without, 0.008 with); from the start it cost 0.012 at 5
     evaluations on SVM, where nu already carries the tasks.
     """
 

@@ -35,6 +35,8 @@ def test_paper_variant_is_the_papers_practice():
         ({"output_scaling": "global"}, "output_scaling must be one of"),
         ({"gap_aggregation": "median"}, "gap_aggregation must be one of"),
         ({"r": 1.0}, r"r must be in \(0, 1\)"),
+        ({"meta_basis_nu": 1.5}, r"meta_basis_nu must be in \[0, 1\], got 1.5"),
+        ({"meta_basis_nu": -0.1}, r"meta_basis_nu must be in \[0, 1\]"),
         ({"epsilon": 0.0}, "epsilon must be a finite number > 0"),
         ({"tau": -1.0}, "tau must be a finite number > 0"),
         ({"beta": -0.1}, "beta must be a finite number >= 0"),
