@@ -30,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
+from rmbo_tune.bench.options import positive_int
+
 GRID = {
     "learning_rate": [0.01, 0.03, 0.1, 0.3, 1.0],
     "max_leaf_nodes": [3, 7, 15, 31],
@@ -135,10 +137,8 @@ def build(
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--out", type=Path, required=True, help="folder receiving one CSV per dataset")
     p.add_argument("--only", default="", help="comma-separated dataset names (default: all)")
-    p.add_argument("--processes", type=int, default=1, help="datasets evaluated at once")
+    p.add_argument("--processes", type=positive_int, default=1, help="datasets evaluated at once")
     args = p.parse_args(argv)
-    if args.processes < 1:
-        p.error(f"--processes must be >= 1, got {args.processes}")
     args.out.mkdir(parents=True, exist_ok=True)
     loaders = datasets()
     names = [n for n in args.only.split(",") if n] or list(loaders)
