@@ -64,7 +64,9 @@ class MetaBasisGP:
         self.model, self.meta, self.weights = model, meta, weights
         g = model.gp
         m_fixed = weights @ fixed_meta_mu
-        self.m_loc, self.m_scale = float(m_fixed.mean()), max(float(m_fixed.std()), 1e-12)
+        # A flat mean carries nothing: scale 1 leaves it (near) zero, and the GP unchanged.
+        spread = float(m_fixed.std())
+        self.m_loc, self.m_scale = float(m_fixed.mean()), spread if spread > 1e-9 else 1.0
         self.m_fixed = (m_fixed - self.m_loc) / self.m_scale
         m_obs = (weights @ meta.predict(g.X)[0] - self.m_loc) / self.m_scale
         self.a = linalg.cho_solve((g.L, True), m_obs, check_finite=False)  # K^-1 m(X)

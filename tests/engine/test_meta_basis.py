@@ -93,3 +93,12 @@ def test_unrelated_tasks_get_a_small_coefficient_and_add_uncertainty_only(rng):
     assert abs(basis.coef) < 0.3
     _, sigma = target.predict(fixed)
     assert np.all(basis.predict(fixed)[1] >= sigma - 1e-12)
+
+
+def test_a_flat_meta_task_mean_leaves_the_target_gp_unchanged(rng):
+    meta = _meta(rng, [lambda X: np.full(len(X), 0.3)])
+    target = _target(rng, _f)
+    basis, _ = _basis(rng, target, meta, np.array([1.0]))
+    Xs = rng.random((9, 2))
+    for got, want in zip(basis.predict(Xs), target.predict(Xs), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
