@@ -21,9 +21,10 @@ class MetaBOOptions:
     """Algorithm options with their defaults.
 
     The defaults are the *robust* variant: the paper's algorithm (FTRL meta-weights, nu
-    non-increasing with ``nu_t <= r^t``, RM-GP-UCB equal to GP-UCB once nu = 0) with the
-    changes listed under Notes. ``variant="paper"`` restores the paper's practice for every
-    option not given explicitly (:data:`PAPER_OPTIONS`).
+    non-increasing with ``nu_t <= r^t``, RM-GP-UCB equal to GP-UCB once nu = 0, on a kernel
+    that keeps the meta-tasks' mean as one basis function) with the changes listed under
+    Notes. ``variant="paper"`` restores the paper's practice for every option not given
+    explicitly (:data:`PAPER_OPTIONS`).
 
     Parameters
     ----------
