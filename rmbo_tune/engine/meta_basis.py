@@ -68,11 +68,15 @@ class MetaBasisGP:
         spread = float(m_fixed.std())
         self.m_loc, self.m_scale = float(m_fixed.mean()), spread if spread > 1e-9 else 1.0
         self.m_fixed = (m_fixed - self.m_loc) / self.m_scale
-        m_obs = (weights @ meta.predict(g.X)[0] - self.m_loc) / self.m_scale
+        m_obs = self._m(meta.predict(g.X)[0])
         self.a = linalg.cho_solve((g.L, True), m_obs, check_finite=False)  # K^-1 m(X)
         self.A = 1.0 / coefficient_var + float(m_obs @ self.a)
         self.coef = float(m_obs @ g.alpha) / self.A  # b_bar
         self.fixed = fixed
+
+    def _m(self, meta_mu: Array) -> Array:
+        """``m`` from the meta-task means (M, ...): weighted and standardized."""
+        return (self.weights @ meta_mu - self.m_loc) / self.m_scale
 
     def _residual(self, m: Array, Ks: Array) -> Array:
         return m - Ks @ self.a
@@ -90,7 +94,7 @@ class MetaBasisGP:
     def predict(self, Xs: Array) -> tuple[Array, Array]:
         """Posterior mean and latent std at ``Xs`` (outer scale), each (n,)."""
         mu, sigma = self.model.predict(Xs)
-        m = (self.weights @ self.meta.predict(Xs)[0] - self.m_loc) / self.m_scale
+        m = self._m(self.meta.predict(Xs)[0])
         R = self.model.scale * self._residual(m, self._kernel(Xs))
         return mu + R * self.coef, np.sqrt(sigma**2 + R**2 / self.A)
 
@@ -98,7 +102,7 @@ class MetaBasisGP:
         """Mean, std and their gradients at one point (outer scale)."""
         mu, sigma, dmu, dsigma = self.model.predict_with_grad(x)
         mu_i, _, dmu_i, _ = self.meta.predict_with_grad(x)
-        m = (float(self.weights @ mu_i) - self.m_loc) / self.m_scale
+        m = float(self._m(mu_i))
         dm = (self.weights @ dmu_i) / self.m_scale
         g, s = self.model.gp, self.model.scale
         k, dk = kernel_grad_x(x, g.X, g.hyper.lengthscales, g.hyper.signal_var, g.kind)

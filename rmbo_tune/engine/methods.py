@@ -9,7 +9,7 @@ the meta-task models, the weights) into the acquisition that ``ask`` maximizes.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -107,8 +107,7 @@ def _late_target(c: Context) -> acq.CachedTarget:
 def _rm_gp_ucb(c: Context) -> acq.Acquisition:
     target = _late_target(c)
     if c.nu == 0.0:
-        c.record["branch"] = "target"
-        return acq.UCB(target, c.beta)
+        return _gp_ucb(replace(c, target=target))
     c.record["branch"] = "combined"
     return acq.RMUCB(target, c.beta, c.meta, c.weights, c.nu, c.options.tau, c.meta_cache())
 
