@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import logsumexp
+from scipy import special
 
 from rmbo_tune.engine.types import Array
 
@@ -123,6 +123,40 @@ def ranking_gaps(meta_mu: Array, y: Array, *, scale: float = 3.0) -> Array:
     return scale * disagree.mean(axis=1)
 
 
+def comparison_information(p_above: Array, weights: Array, nu: float) -> Array:
+    """What comparing the target at each point with a reference point tells about the tasks.
+
+    Parameters
+    ----------
+    p_above : ndarray of shape (n_tasks, n)
+        Each meta-task's probability that a point beats the reference.
+    weights : ndarray of shape (n_tasks,)
+        Meta-weights on the simplex.
+    nu : float
+        Overall meta-task weight.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The mutual information (nats) between the comparison's outcome and which hypothesis
+        holds: the target behaves like meta-task i (probability ``nu w_i``), like the mirror
+        image of the tasks' weighted mixture (``(1 - nu) / 2``), or is unrelated to them
+        (``(1 - nu) / 2``, a fair coin). Largest where the tasks split, which tells them
+        apart, or where they agree with confidence, which tells them from their mirror
+        image; smallest where every hypothesis expects a coin flip.
+    """
+    p_above = np.clip(np.asarray(p_above, dtype=np.float64), 0.0, 1.0)
+
+    def entropy(p: Array) -> Array:
+        return special.entr(p) + special.entr(1.0 - p)
+
+    mixture = weights @ p_above
+    other = 0.5 * (1.0 - nu)
+    outcome = nu * mixture + other * (1.0 - mixture) + other * 0.5
+    conditional = nu * (weights @ entropy(p_above)) + other * (entropy(mixture) + np.log(2.0))
+    return entropy(outcome) - conditional
+
+
 @dataclass
 class MetaWeightState:
     """Online meta-weights and nu, updated once per target observation.
@@ -166,7 +200,7 @@ class MetaWeightState:
         if not self.learn_weights:
             return np.full(self.n_tasks, -np.log(self.n_tasks))
         logits = -self.eta_n * self.cumulative_gaps
-        return logits - logsumexp(logits)
+        return logits - special.logsumexp(logits)
 
     @property
     def weights(self) -> Array:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy import stats
 
 from rmbo_tune.engine import acquisition as acq
 from rmbo_tune.engine import candidates as cand
@@ -26,6 +27,7 @@ from rmbo_tune.engine.meta_models import fit_meta_models
 from rmbo_tune.engine.meta_weights import (
     MetaWeightState,
     beta_schedule,
+    comparison_information,
     function_gaps,
     ranking_gaps,
 )
@@ -37,6 +39,15 @@ from rmbo_tune.engine.priors import LogNormalPrior
 from rmbo_tune.engine.target import TargetModel, initial_hyper
 from rmbo_tune.engine.threads import one_blas_thread
 from rmbo_tune.engine.types import Array
+
+# The informative probe: candidates whose comparison with the reference carries at least this
+# share of the most informative one's information; the tasks' best of them is evaluated.
+INFORMATIVE_SHARE = 0.7
+# Mean discordance of the tasks with the first observations (including the informative
+# probe) from which the lowest point is probed too: three quarters of the tasks order the
+# target's pairs wrongly, as mirror images of the target do, while a split among the tasks
+# at the informative probe leaves about half of them wrong.
+MIRROR_DISCORDANCE = 0.75
 
 
 class MetaBO:
@@ -368,9 +379,9 @@ class MetaBO:
                 self.candidates,
                 self.project,
             )
-        elif self._probe_due():
+        elif (probe := self._probe_due()) is not None:
             record["branch"] = "probe"
-            x = self._probe_point(exclude)
+            x = self._probe_point(exclude, lowest=probe == "lowest")
         else:
             acquisition = build(self._context(t, record))
             if self._pending and self.options.pending_penalty:
@@ -422,41 +433,72 @@ class MetaBO:
             record=record,
         )
 
-    def _probe_due(self) -> bool:
-        """Whether this suggestion is the probe: the first ``probe_after`` target
-        evaluations have started and the meta-tasks' ranking of them is contested."""
-        return (
-            self.options.probe
-            and self._method.robust
-            and self._uses_meta
-            and self.nu > 0.0
-            and len(self.target.y_list) + len(self._pending) == self.options.probe_after
-            and self._ranking_contested()
-        )
+    def _probe_due(self) -> str | None:
+        """Which probe this suggestion is, if any ("informative" or "lowest").
 
-    def _ranking_contested(self) -> bool:
-        """True unless the meta-tasks, on average, order the target's observations so far
-        better than chance.
+        The first is suggestion ``probe_after + 1`` when the meta-tasks' ranking of the
+        observations before it is contested. With ``probe_point="informative"`` the lowest
+        point follows at once when the observations told by then (at least two) are ordered
+        wrongly by at least ``MIRROR_DISCORDANCE`` of the tasks on average.
+        """
+        if not (self.options.probe and self._method.robust and self._uses_meta):
+            return None
+        started = len(self.target.y_list) + len(self._pending)
+        if self.nu == 0.0:
+            return None
+        if started == self.options.probe_after:
+            if self._mean_discordance(no_evidence=1.0) >= 0.5:
+                return self.options.probe_point
+            return None
+        if (
+            self.options.probe_point == "informative"
+            and started == self.options.probe_after + 1
+            and self.history[-1]["branch"] == "probe"
+            and self._mean_discordance(no_evidence=0.0) >= MIRROR_DISCORDANCE
+        ):
+            return "lowest"
+        return None
+
+    def _mean_discordance(self, no_evidence: float) -> float:
+        """The meta-tasks' mean discordance with the target's observations so far: the
+        fraction of pairs ordered wrongly, averaged over the tasks (``no_evidence`` with
+        fewer than two distinct observations).
 
         The mean is unweighted: the meta-weights were learned from these same pairs, so a
-        weighted discordance would favour the tasks that happened to agree. Fewer than two
-        comparable observations (``probe_after = 1``, or evaluations still running) give no
-        evidence either way, and the probe is spent.
+        weighted discordance would favour the tasks that happened to agree.
         """
         y = self.y
         if len(y) < 2 or np.all(y == y[0]):
-            return True
+            return no_evidence
         mu, _ = self.meta.predict(self.X)
-        return float(np.mean(ranking_gaps(mu, y, scale=1.0))) >= 0.5
+        return float(np.mean(ranking_gaps(mu, y, scale=1.0)))
 
-    def _probe_point(self, exclude: Array) -> Array | None:
-        """The probe of RM-GP-UCB / RM-GP-TS: the point the meta-tasks rank lowest, where
-        one more target observation tests their claim most decisively (option ``probe``)."""
+    def _probe_point(self, exclude: Array, lowest: bool) -> Array | None:
+        """The probe of RM-GP-UCB / RM-GP-TS (option ``probe_point``).
+
+        "lowest": the point the weighted meta-tasks rank lowest, where one more target
+        observation tests their claim most decisively. Otherwise the point they rate best
+        among those whose comparison with the reference (the best observation, or the first
+        started point) is at least ``INFORMATIVE_SHARE`` as informative as the most
+        informative one, by :func:`~rmbo_tune.engine.meta_weights.comparison_information`.
+        """
         if self.candidates is None:
-            points, mu = self._fixed, self._meta_cache_get().mu
+            cache = self._meta_cache_get()
+            points, mu, sigma = self._fixed, cache.mu, cache.sigma
         else:
-            points, mu = self.candidates, self.meta.predict(self.candidates)[0]
-        return cand.lowest(points, self.meta_weights @ mu, exclude, self.options.duplicate_tol)
+            points = self.candidates
+            mu, sigma = self.meta.predict(points)
+        w, tol = self.meta_weights, self.options.duplicate_tol
+        if lowest:
+            return cand.lowest(points, w @ mu, exclude, tol)
+        ref = self.X[np.argmax(self.y)] if len(self.y) else exclude[0]
+        mu_ref, sigma_ref = self.meta.predict(ref[None, :])
+        p_above = stats.norm.cdf((mu - mu_ref) / np.sqrt(sigma**2 + sigma_ref**2 + 1e-12))
+        info = comparison_information(p_above, w, self.nu)
+        spread = np.maximum(mu.std(axis=1, keepdims=True), 1e-12)
+        rating = w @ ((mu - mu.mean(axis=1, keepdims=True)) / spread)
+        informative = info >= INFORMATIVE_SHARE * info.max()
+        return cand.lowest(points, np.where(informative, -rating, np.inf), exclude, tol)
 
     def _meta_cache_get(self) -> acq.MetaCache:
         if self._meta_cache is None:

@@ -4,6 +4,7 @@ import pytest
 from rmbo_tune.engine.meta_weights import (
     MetaWeightState,
     beta_schedule,
+    comparison_information,
     function_gaps,
     ranking_gaps,
 )
@@ -116,3 +117,20 @@ def test_ranking_gaps_are_invariant_to_monotone_maps_and_zero_without_pairs(rng)
     np.testing.assert_allclose(ranking_gaps(np.exp(3 * mu), 5 * y + 2), ranking_gaps(mu, y))
     np.testing.assert_array_equal(ranking_gaps(mu[:, :1], y[:1]), np.zeros(3))
     np.testing.assert_array_equal(ranking_gaps(mu[:, :2], np.ones(2)), np.zeros(3))
+
+
+def test_comparison_information_prefers_splits_and_confident_agreement_over_coin_flips():
+    w = np.full(4, 0.25)
+    # Columns: every task unsure; the tasks split two against two; all confident "above".
+    p = np.array([[0.5, 1.0, 1.0], [0.5, 1.0, 1.0], [0.5, 0.0, 1.0], [0.5, 0.0, 1.0]])
+    info = comparison_information(p, w, nu=0.7)
+    assert info[0] == pytest.approx(0.0, abs=1e-12)
+    assert info[1] > info[2] > 0.0
+    # With the tasks' weight gone only the coin and the mirror image are left: a confident
+    # prediction still tells them apart, a split of the tasks no longer does.
+    info = comparison_information(p, w, nu=0.0)
+    assert info[1] == pytest.approx(0.0, abs=1e-12) and info[2] > 0.0
+    # Symmetric in "above" and "below", never negative.
+    assert np.allclose(comparison_information(1.0 - p, w, 0.7), comparison_information(p, w, 0.7))
+    rng = np.random.default_rng(0)
+    assert (comparison_information(rng.random((4, 100)), w, 0.4) >= -1e-12).all()

@@ -342,11 +342,11 @@ def test_nu_follows_r_to_the_t_with_copies_of_the_target_and_falls_faster_with_i
     assert nus[-1] < 0.5 * r**5, nus
 
 
-def test_the_probe_tests_the_meta_tasks_where_they_predict_the_lowest_value():
+def test_the_lowest_probe_tests_the_meta_tasks_where_they_predict_the_lowest_value():
     grid = np.linspace(0.0, 1.0, 41)[:, None]
     X = np.linspace(0.0, 1.0, 15)[:, None]
     task = (X, -((X[:, 0] - 0.2) ** 2))  # best at 0.2, worst at 1.0
-    opt = MetaBO(1, [task, task], "rm-gp-ucb", candidates=grid, seed=0)
+    opt = MetaBO(1, [task, task], "rm-gp-ucb", candidates=grid, seed=0, probe_point="lowest")
     first = opt.ask()
     opt.tell(first, 0.0)
     assert opt.ask()[0] == pytest.approx(1.0)
@@ -378,7 +378,7 @@ def test_no_probe_when_the_first_observations_confirm_the_meta_tasks_ranking():
 
 
 def test_the_probe_is_spent_when_the_meta_tasks_rank_the_first_observations_wrongly():
-    opt = _probe_run(lambda x: x, [_GO_LEFT, _GO_LEFT], 3)  # the target is reversed
+    opt = _probe_run(lambda x: x, [_GO_LEFT, _GO_LEFT], 3, probe_point="lowest")
     assert [h["branch"] for h in opt.history] == ["combined", "combined", "probe"]
     assert opt.history[2]["x"] == [pytest.approx(1.0)]  # where the tasks predict the worst
     # Both tasks ordered the first pair wrongly (gap 3) and the probe's pairs too.
@@ -407,6 +407,51 @@ def test_the_probe_is_spent_without_evidence_while_evaluations_run():
     opt.ask()
     assert opt.history[2]["branch"] == "probe"
     assert x2[0] != pytest.approx(1.0)
+
+
+def _two_groups():
+    # Two meta-tasks best at 0.2 and two best at 0.8: their mixture is best at 0.5.
+    X = np.linspace(0.0, 1.0, 21)[:, None]
+    left, right = (X, -((X[:, 0] - 0.2) ** 2)), (X, -((X[:, 0] - 0.8) ** 2))
+    return [left, left, right, right]
+
+
+def test_the_informative_probe_tries_the_best_point_of_the_tasks_that_disagree():
+    grid = np.linspace(0.0, 1.0, 41)[:, None]
+    opt = MetaBO(1, _two_groups(), "rm-gp-ucb", candidates=grid, seed=0)
+    first = opt.ask()
+    opt.tell(first, 0.0)
+    second = opt.ask()
+    assert opt.history[-1]["branch"] == "probe"
+    # The first point is one group's optimum; the probe the other's, which half of the
+    # tasks rank above the first point and half below (not where the tasks' mixture is
+    # lowest, 0 and 1).
+    assert min(abs(first[0] - 0.2), abs(first[0] - 0.8)) <= 0.05
+    assert abs(second[0] - (1.0 - first[0])) <= 0.1
+    lowest = MetaBO(1, _two_groups(), "rm-gp-ucb", candidates=grid, seed=0, probe_point="lowest")
+    lowest.tell(lowest.ask(), 0.0)
+    assert lowest.ask()[0] in (0.0, 1.0)
+
+
+def _mirror_run(target, n):
+    grid = np.linspace(0.0, 1.0, 41)[:, None]
+    X = np.linspace(0.0, 1.0, 15)[:, None]
+    task = (X, -((X[:, 0] - 0.2) ** 2))  # best at 0.2, worst at 1.0
+    opt = MetaBO(1, [task, task], "rm-gp-ucb", candidates=grid, seed=0)
+    for _ in range(n):
+        x = opt.ask()
+        opt.tell(x, target(x[0]))
+    return opt
+
+
+def test_the_lowest_point_is_probed_next_when_the_target_is_the_tasks_mirror_image():
+    opt = _mirror_run(lambda x: (x - 0.2) ** 2, 3)
+    assert [h["branch"] for h in opt.history] == ["combined", "probe", "probe"]
+    assert opt.history[2]["x"] == [pytest.approx(1.0)]
+    assert opt.history[1]["x"] != [pytest.approx(1.0)]
+    # The informative probe sits between the tasks' best and worst points.
+    agrees = _mirror_run(lambda x: -((x - 0.2) ** 2), 3)
+    assert [h["branch"] for h in agrees.history] == ["combined", "probe", "combined"]
 
 
 def test_probe_makes_a_misleading_task_lose_nu_at_once():

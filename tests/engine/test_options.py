@@ -49,6 +49,7 @@ def test_paper_variant_is_the_papers_practice():
         ({"gap_estimate": "lemma"}, "gap_estimate must be one of"),
         ({"probe": "meta-worst"}, "probe must be True or False"),
         ({"probe_after": 0}, "probe_after must be an integer >= 1, got 0"),
+        ({"probe_point": "worst"}, "probe_point must be one of"),
         ({"target_warp": "log"}, "target_warp must be one of"),
         ({"ts_scale": 2.0}, "ts_scale must be one of"),
         ({"tau": float("inf")}, "tau must be a finite number > 0, got inf"),
