@@ -453,6 +453,7 @@ class MetaBO:
         if (
             self.options.probe_point == "informative"
             and started == self.options.probe_after + 1
+            and bool(self.history)
             and self.history[-1]["branch"] == "probe"
             and self._mean_discordance(no_evidence=0.0) >= MIRROR_DISCORDANCE
         ):

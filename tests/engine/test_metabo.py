@@ -454,6 +454,14 @@ def test_the_lowest_point_is_probed_next_when_the_target_is_the_tasks_mirror_ima
     assert [h["branch"] for h in agrees.history] == ["combined", "probe", "combined"]
 
 
+def test_no_second_probe_after_points_the_engine_did_not_suggest():
+    opt = _mirror_run(lambda x: (x - 0.2) ** 2, 0)
+    opt.tell(np.array([0.2]), 0.0)  # the user's own points, in the tasks' mirror image
+    opt.tell(np.array([0.9]), 0.49)
+    opt.ask()
+    assert [h["branch"] for h in opt.history] == ["combined"]
+
+
 def test_probe_makes_a_misleading_task_lose_nu_at_once():
     grid = np.linspace(0.0, 1.0, 41)[:, None]
     X = np.linspace(0.0, 1.0, 15)[:, None]
