@@ -47,9 +47,10 @@ def test_cli_options_reach_the_engine(tmp_path, capsys):
         doc = report.load_results(out / "results.json")
         return doc["settings"], doc["runs"]["rm-gp-ucb"][0]["values"]
 
-    settings, probed = second_points()
+    settings, probed = second_points("--option", "probe_point=lowest")
     settings_off, unprobed = second_points("--option", "probe=false")
     assert settings_off["probe"] is False and "probe" not in settings
-    # The probe goes where the meta-tasks (observing -f) predict the lowest value: near the
+    assert settings["probe_point"] == "lowest"
+    # This probe goes where the meta-tasks (observing -f) predict the lowest value: near the
     # target's maximum. Without it the second point follows the meta-tasks' optimum.
     assert probed[0] == unprobed[0] and probed[1] > unprobed[1]
