@@ -441,11 +441,9 @@ class MetaBO:
         point follows at once when the observations told by then (at least two) are ordered
         wrongly by at least ``MIRROR_DISCORDANCE`` of the tasks on average.
         """
-        if not (self.options.probe and self._method.robust and self._uses_meta):
+        if not (self.options.probe and self._method.robust and self._uses_meta and self.nu > 0):
             return None
         started = len(self.target.y_list) + len(self._pending)
-        if self.nu == 0.0:
-            return None
         if started == self.options.probe_after:
             if self._mean_discordance(no_evidence=1.0) >= 0.5:
                 return self.options.probe_point
