@@ -448,8 +448,9 @@ def test_the_lowest_point_is_probed_next_when_the_target_is_the_tasks_mirror_ima
     opt = _mirror_run(lambda x: (x - 0.2) ** 2, 3)
     assert [h["branch"] for h in opt.history] == ["combined", "probe", "probe"]
     assert opt.history[2]["x"] == [pytest.approx(1.0)]
+    # The informative probe came first, short of the tasks' worst point.
     assert opt.history[1]["x"] != [pytest.approx(1.0)]
-    # The informative probe sits between the tasks' best and worst points.
+    # A target that agrees with the tasks gets no second probe.
     agrees = _mirror_run(lambda x: -((x - 0.2) ** 2), 3)
     assert [h["branch"] for h in agrees.history] == ["combined", "probe", "combined"]
 
