@@ -481,12 +481,9 @@ class MetaBO:
         started point) is at least ``INFORMATIVE_SHARE`` as informative as the most
         informative one, by :func:`~rmbo_tune.engine.meta_weights.comparison_information`.
         """
-        if self.candidates is None:
-            cache = self._meta_cache_get()
-            points, mu, sigma = self._fixed, cache.mu, cache.sigma
-        else:
-            points = self.candidates
-            mu, sigma = self.meta.predict(points)
+        # The fixed points are the candidates when they are given: the cache holds both.
+        cache = self._meta_cache_get()
+        points, mu, sigma = self._fixed, cache.mu, cache.sigma
         w, tol = self.meta_weights, self.options.duplicate_tol
         if lowest:
             return cand.lowest(points, w @ mu, exclude, tol)
