@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,9 @@ INFORMATIVE_SHARE = 0.7
 # target's pairs wrongly, as mirror images of the target do, while a split among the tasks
 # at the informative probe leaves about half of them wrong.
 MIRROR_DISCORDANCE = 0.75
+# A suggestion this close to an observation (Euclidean, in units of the target's length
+# scales: a kernel correlation above 0.998) repeats it; see MetaBOOptions.repeat_escalations.
+REPEAT_RADIUS = 0.03
 
 
 class MetaBO:
@@ -383,23 +387,19 @@ class MetaBO:
             record["branch"] = "probe"
             x = self._probe_point(exclude, lowest=probe == "lowest")
         else:
-            acquisition = build(self._context(t, record))
-            if self._pending and self.options.pending_penalty:
-                acquisition = acq.penalize(
-                    acquisition, self._fixed, self.pending, self.target.hyper.lengthscales
-                )
-            found = cand.maximize(
-                acquisition,
-                options=self.options,
-                rng=self.rng,
-                fixed=self._fixed,
-                candidates=self.candidates,
-                exclude=exclude,
-                top=self.X[np.argsort(-self.y)[:4]],
-                project=self.project,
-                # The target alone is polished only on request.
-                polish=record["branch"] != "target" or self.options.polish_target,
-            )
+            context, escalations = self._context(t, record), 0
+            while True:
+                acquisition = build(replace(context, beta=context.beta * 2.0**escalations))
+                found = self._maximize(acquisition, exclude, record["branch"])
+                if (
+                    escalations == self.options.repeat_escalations
+                    or found is None
+                    or not self._repeats(found[0], record["branch"])
+                ):
+                    break
+                escalations += 1
+            if escalations:
+                record["escalations"] = escalations
             if found is not None:
                 x, record["acquisition"] = found
         if x is None:
@@ -409,6 +409,36 @@ class MetaBO:
         record["x"] = x.tolist()
         self.history.append(record)
         return x.copy()
+
+    def _maximize(
+        self, acquisition: acq.Acquisition, exclude: Array, branch: str
+    ) -> tuple[Array, float] | None:
+        if self._pending and self.options.pending_penalty:
+            acquisition = acq.penalize(
+                acquisition, self._fixed, self.pending, self.target.hyper.lengthscales
+            )
+        return cand.maximize(
+            acquisition,
+            options=self.options,
+            rng=self.rng,
+            fixed=self._fixed,
+            candidates=self.candidates,
+            exclude=exclude,
+            top=self.X[np.argsort(-self.y)[:4]],
+            project=self.project,
+            # The target alone is polished only on request.
+            polish=branch != "target" or self.options.polish_target,
+        )
+
+    def _repeats(self, x: Array, branch: str) -> bool:
+        """Whether suggesting ``x`` on ``branch`` would repeat an observation: within
+        ``REPEAT_RADIUS`` of one, in units of the target's length scales, on a branch whose
+        acquisition is the target's confidence bound (alone or beside the meta-tasks')."""
+        X = self.target.X_fit
+        if branch not in ("target", "combined") or len(X) == 0:
+            return False
+        z = (X - x) / self.target.hyper.lengthscales
+        return bool(np.einsum("ij,ij->i", z, z).min() < REPEAT_RADIUS**2)
 
     def _context(self, t: int, record: dict[str, Any]) -> Context:
         active = self.weight_state.active

@@ -70,6 +70,14 @@ class MetaBOOptions:
         observations told by then no better than chance (mean discordance over the
         meta-tasks at least 1/2, unweighted), so it is saved where the first evaluations
         confirm the tasks, at the price of the targets the contest misses.
+    repeat_escalations : int
+        When the confidence bound's best point repeats an observation (closer than 0.03 of
+        the target's length scales, a kernel correlation above 0.999), beta doubles and the
+        acquisition is maximized again, at most this many times. A repeat is the symptom of
+        a model sure it has seen the best value; with length scales fitted to a few
+        clustered points it can be sure and wrong, and GP-UCB stays on one local optimum
+        (Berkenkamp et al., JMLR 2019). Branches of the target's bound only (GP-UCB,
+        RM-GP-UCB, RM-GP-TS's target samples); 0 never escalates.
     target_warp : {"rank", "none"}
         Fit the target GP to the normal scores of its observations (from the third on)
         instead of the values: plateaus (failed configurations at a floor) and outliers no
@@ -169,6 +177,7 @@ class MetaBOOptions:
     probe: bool = True
     probe_point: str = "informative"
     probe_after: int = 1
+    repeat_escalations: int = 4
     target_warp: str = "rank"
     meta_basis_nu: float = 0.05
     beta: float | None = None
@@ -238,6 +247,7 @@ class MetaBOOptions:
             raise ValueError(f"nu_floor must be in [0, 1), got {self.nu_floor!r}")
         counts = {
             "probe_after": 1,
+            "repeat_escalations": 0,
             "min_fit_observations": 2,
             "n_restarts": 0,
             "n_candidates": 1,
@@ -283,6 +293,7 @@ PAPER_OPTIONS: dict[str, Any] = {
     "target_warp": "none",
     "meta_basis_nu": 0.0,
     "beta_scale": 0.2,
+    "repeat_escalations": 0,
 }
 
 # States written before these options existed reproduce that engine's behaviour.

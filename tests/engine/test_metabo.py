@@ -141,10 +141,12 @@ def test_only_acquisitions_with_the_meta_tasks_are_polished_by_default(polish_ta
     cold = MetaBO(1, method="gp-ucb", seed=0, n_initial=2, polish_target=polish_target)
     for engine in (opt, cold):
         _run(engine, prob, 6, np.random.default_rng(0))
-    branches = [r["branch"] for r in opt.history + cold.history]
-    model_branches = [b for b in branches if b not in ("initial", "probe")]
+    records = opt.history + cold.history
+    branches = [r["branch"] for r in records]
     assert "combined" in branches and "target" in branches
-    expected = len(model_branches) if polish_target else branches.count("combined")
+    # One maximization per suggestion, one more per escalation of a repeat.
+    polishing = ("combined", "target") if polish_target else ("combined",)
+    expected = sum(1 + r.get("escalations", 0) for r in records if r["branch"] in polishing)
     assert len(polished) == expected
 
 
@@ -510,6 +512,32 @@ def test_state_of_version_1_loads_with_that_engines_options():
     assert restored.options == opt.options
 
 
+def _repeats(opt):
+    """How many suggestions came within 0.03 length scales of an earlier observation."""
+    X, ls = opt.target.X_fit, opt.target.hyper.lengthscales
+    d = np.abs(X[:, None, 0] - X[None, :, 0]) / ls[0]
+    return int(sum(d[i, :i].min() < 0.03 for i in range(1, len(X))))
+
+
+@pytest.mark.slow
+def test_gp_ucb_stuck_on_a_local_optimum_escalates_and_leaves_it():
+    # A 1-D GP draw with length scale 0.05 on which GP-UCB (beta_scale 0.2, 2 initial
+    # points) fits a length scale of about 0.4 and repeats its 3rd point 40+ times.
+    prob = make_problem(np.random.default_rng([0, 5]), gaps=(8.0,) * 4)
+    runs = {}
+    for n in (0, 4):
+        opt = MetaBO(1, method="gp-ucb", seed=5, repeat_escalations=n)
+        _run(opt, prob, 30, np.random.default_rng(5))
+        runs[n] = opt
+    stuck, escaped = runs[0], runs[4]
+    assert _repeats(stuck) >= 20
+    assert all("escalations" not in r for r in stuck.history)
+    assert any(r.get("escalations", 0) > 0 for r in escaped.history)
+    assert _repeats(escaped) < _repeats(stuck)
+    regret = [prob.f_max - prob.f(o.X).max() for o in (stuck, escaped)]
+    assert regret[0] > 0.9 and regret[1] < 0.1, regret
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_a_failing_region_is_not_proposed_again(seed):
     # Every x > 0.5 fails; the best successful value lies at the edge of that region.
@@ -524,12 +552,15 @@ def test_a_failing_region_is_not_proposed_again(seed):
             opt.fail(x)
         else:
             opt.tell(x, float(x[0]))
-    assert len(failed) <= 4 and opt.n_failed == len(failed)
+    # Once the boundary is found the bound repeats it, and the escalation explores the
+    # rest of the cube, the far side of the failing region included (4-6 of 20 fail).
+    assert len(failed) <= 6 and opt.n_failed == len(failed)
     ok = opt.X[:, 0]
     for i, a in enumerate(failed):
-        # Never again within 0.05 of a failure, unless nearer still to a success (the model
-        # then has evidence that the neighbourhood succeeds: the boundary is being refined).
+        # Never again within 0.01 of a failure (about the length scale fitted at the
+        # boundary), unless nearer still to a success (the model then has evidence that the
+        # neighbourhood succeeds: the boundary is being refined).
         for b in failed[:i]:
-            assert abs(a - b) >= 0.05 or np.abs(ok - a).min() < abs(a - b), (a, b)
+            assert abs(a - b) >= 0.01 or np.abs(ok - a).min() < abs(a - b), (a, b)
     assert opt.y.max() > 0.48  # and the search still closes in on the boundary
     np.testing.assert_array_equal(np.sort(opt.target.failed[:, 0]), np.sort(failed))

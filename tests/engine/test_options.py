@@ -26,6 +26,7 @@ def test_paper_variant_is_the_papers_practice():
         False,
         "none",
     )
+    assert o.repeat_escalations == 0 and MetaBOOptions().repeat_escalations == 4
 
 
 @pytest.mark.parametrize(
@@ -50,6 +51,8 @@ def test_paper_variant_is_the_papers_practice():
         ({"probe": "meta-worst"}, "probe must be True or False"),
         ({"probe_after": 0}, "probe_after must be an integer >= 1, got 0"),
         ({"probe_point": "worst"}, "probe_point must be one of"),
+        ({"repeat_escalations": -1}, "repeat_escalations must be an integer >= 0, got -1"),
+        ({"repeat_escalations": 2.0}, "repeat_escalations must be an integer >= 0, got 2.0"),
         ({"target_warp": "log"}, "target_warp must be one of"),
         ({"ts_scale": 2.0}, "ts_scale must be one of"),
         ({"tau": float("inf")}, "tau must be a finite number > 0, got inf"),
