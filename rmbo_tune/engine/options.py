@@ -76,8 +76,9 @@ class MetaBOOptions:
         acquisition is maximized again, at most this many times. A repeat is the symptom of
         a model sure it has seen the best value; with length scales fitted to a few
         clustered points it can be sure and wrong, and GP-UCB stays on one local optimum
-        (Berkenkamp et al., JMLR 2019). Branches of the target's bound only (GP-UCB,
-        RM-GP-UCB, RM-GP-TS's target samples); 0 never escalates.
+        (the failure Berkenkamp et al., JMLR 2019, answer by shrinking the length scales).
+        Branches of the target's bound only (GP-UCB, RM-GP-UCB, RM-GP-TS's target samples);
+        0 never escalates.
     target_warp : {"rank", "none"}
         Fit the target GP to the normal scores of its observations (from the third on)
         instead of the values: plateaus (failed configurations at a floor) and outliers no
