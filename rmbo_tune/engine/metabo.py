@@ -50,7 +50,8 @@ INFORMATIVE_SHARE = 0.7
 # at the informative probe leaves about half of them wrong.
 MIRROR_DISCORDANCE = 0.75
 # A suggestion this close to an observation (Euclidean, in units of the target's length
-# scales: a kernel correlation above 0.998) repeats it; see MetaBOOptions.repeat_escalations.
+# scales: a Matern-5/2 correlation above 0.999) repeats it; see
+# MetaBOOptions.repeat_escalations.
 REPEAT_RADIUS = 0.03
 
 
