@@ -522,7 +522,8 @@ def _repeats(opt):
 @pytest.mark.slow
 def test_gp_ucb_stuck_on_a_local_optimum_escalates_and_leaves_it():
     # A 1-D GP draw with length scale 0.05 on which GP-UCB (beta_scale 0.2, 2 initial
-    # points) fits a length scale of about 0.4 and repeats its 3rd point 40+ times.
+    # points) fits a length scale of about 0.4 and, without the escalation, evaluates
+    # within 0.01 of x = 1 in 47 of 50 evaluations.
     prob = make_problem(np.random.default_rng([0, 5]), gaps=(8.0,) * 4)
     runs = {}
     for n in (0, 4):
