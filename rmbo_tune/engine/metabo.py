@@ -34,7 +34,7 @@ from rmbo_tune.engine.meta_weights import (
 )
 from rmbo_tune.engine.methods import Context, MetaSamplePool, check_method, new_record
 from rmbo_tune.engine.online import OnlineTask, refresh
-from rmbo_tune.engine.optimize import identity, sobol_points
+from rmbo_tune.engine.optimize import identity, min_distances, sobol_points
 from rmbo_tune.engine.options import MetaBOOptions
 from rmbo_tune.engine.priors import LogNormalPrior
 from rmbo_tune.engine.target import TargetModel, initial_hyper
@@ -435,11 +435,10 @@ class MetaBO:
         """Whether suggesting ``x`` on ``branch`` would repeat an observation: within
         ``REPEAT_RADIUS`` of one, in units of the target's length scales, on a branch whose
         acquisition is the target's confidence bound (alone or beside the meta-tasks')."""
-        X = self.target.X_fit
-        if branch not in ("target", "combined") or len(X) == 0:
+        if branch not in ("target", "combined"):
             return False
-        z = (X - x) / self.target.hyper.lengthscales
-        return bool(np.einsum("ij,ij->i", z, z).min() < REPEAT_RADIUS**2)
+        ls = self.target.hyper.lengthscales
+        return bool(min_distances(x[None, :] / ls, self.target.X_fit / ls)[0] < REPEAT_RADIUS)
 
     def _context(self, t: int, record: dict[str, Any]) -> Context:
         active = self.weight_state.active
