@@ -9,7 +9,7 @@ the meta-task models, the weights) into the acquisition that ``ask`` maximizes.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -57,6 +57,10 @@ class Context:
         A weighted draw of the meta-tasks' functions (RM-GP-TS's meta branch).
     record : dict
         The suggestion's diagnostics record; builders set ``branch`` and may add weights.
+    memo : dict
+        What a builder computes once per ``ask`` whatever ``beta`` is (RM-GP-UCB's late
+        target), shared with the copies that a repeat escalation makes with a larger
+        ``beta`` (``dataclasses.replace`` passes the same dict).
     """
 
     t: int
@@ -75,6 +79,7 @@ class Context:
     meta_cache: Callable[[], acq.MetaCache]
     meta_sample: Callable[[], acq.Acquisition]
     record: dict[str, Any]
+    memo: dict[str, Any] = field(default_factory=dict)
 
 
 Builder = Callable[[Context], acq.Acquisition]
@@ -97,11 +102,12 @@ def _late_target(c: Context) -> acq.CachedTarget:
     mean of the meta-tasks as a basis function (:mod:`~rmbo_tune.engine.meta_basis`)."""
     if c.options.meta_basis_nu == 0.0 or c.nu > c.options.meta_basis_nu or c.gp.gp.n_obs == 0:
         return c.target
-    mu = c.meta_cache().mu
-    model = MetaBasisGP(c.gp, c.meta, c.weights, c.fixed, mu)
-    return acq.CachedTarget(
-        model, *model.fixed_predictions(c.target.fixed_mu, c.target.fixed_sigma)
-    )
+    if "late_target" not in c.memo:
+        model = MetaBasisGP(c.gp, c.meta, c.weights, c.fixed, c.meta_cache().mu)
+        c.memo["late_target"] = acq.CachedTarget(
+            model, *model.fixed_predictions(c.target.fixed_mu, c.target.fixed_sigma)
+        )
+    return c.memo["late_target"]
 
 
 def _rm_gp_ucb(c: Context) -> acq.Acquisition:
