@@ -42,6 +42,9 @@ evaluations (default 30) on the target's finite grid: the engine's candidates ar
 the target's configs, it never suggests a config already observed (the benchmark checks),
 and the value observed is the table's value, without extra noise. Runs use ``--seeds``
 seeds (default 5). Simple regret is measured against the best value of the target's grid.
+``--batch K`` keeps K evaluations in flight, as Tune does with ``max_concurrent_trials=K``:
+the engine holds K pending suggestions, and each time the oldest one's value is told it is
+asked for a new one (regret is counted in evaluations told).
 The meta-task GPs are fitted once per target and seed and shared by the meta methods
 (``rm-gp-ucb``, ``rm-gp-ts``, ``rgpe``, ``taf``), so they differ only in how they use them.
 That fit costs O(n^3) in a meta-task's rows: above a few hundred rows per task, use
@@ -149,6 +152,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="base seed")
     p.add_argument(
+        "--batch",
+        type=positive_int,
+        default=1,
+        help="evaluations in flight at once, as with Tune's max_concurrent_trials (default 1)",
+    )
+    p.add_argument(
         "--meta-samples", type=positive_int, default=None, help="rows per meta-task (suite: 50)"
     )
     add_option_argument(p)
@@ -212,6 +221,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         options=options,
         progress=lambda line: print(line, flush=True),
         processes=a.processes,
+        batch=a.batch,
     )
     horizons = sorted({h for h in HORIZONS if h <= a.budget} | {a.budget})
     files = report.write_outputs(doc, a.out, horizons)

@@ -10,6 +10,7 @@ target's table. The protocol and the results are described in :mod:`rmbo_tune.be
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import itertools
 import time
@@ -92,9 +93,19 @@ def make_engines(
 
 
 def search(
-    opt: MetaBO, target: TabularTask, meta_names: Sequence[str], *, mode: str, budget: int
+    opt: MetaBO,
+    target: TabularTask,
+    meta_names: Sequence[str],
+    *,
+    mode: str,
+    budget: int,
+    batch: int = 1,
 ) -> dict[str, Any]:
     """Run a fresh engine for ``budget`` evaluations of the target's table.
+
+    With ``batch`` > 1 the search runs as Tune runs concurrent trials: ``batch`` suggestions
+    are in flight (pending in the engine), and each time the oldest one's result is told a
+    new one is asked, until ``budget`` have been told.
 
     Parameters
     ----------
@@ -108,11 +119,14 @@ def search(
         Direction of the metric (the engine maximizes ``value`` or ``-value``).
     budget : int
         Evaluations; at most the target's number of configs.
+    batch : int
+        Evaluations in flight at once.
 
     Returns
     -------
     dict
-        ``values`` (table units), ``seconds`` (ask + tell), ``optimum``, ``weights`` (empty
+        ``values`` (table units, in the order told), ``seconds`` (each evaluation's ask and
+        tell), ``optimum``, ``weights`` (empty
         for methods without meta-weights), ``nu`` and ``configs`` (index of each evaluated
         config in ``target.configs``).
 
@@ -122,22 +136,27 @@ def search(
         If the engine suggests a config twice (the engine excludes observed points).
     """
     sign = 1.0 if mode == "max" else -1.0
-    seen: list[int] = []
-    values, seconds = [], []
-    for _ in range(budget):
-        t0 = time.perf_counter()
-        x = opt.ask()
-        ask_s = time.perf_counter() - t0
-        i = int(np.argmin(((target.X - x) ** 2).sum(axis=1)))
-        if i in seen:
-            raise RuntimeError(
-                f"{opt.method} suggested config {target.configs[i]} of {target.name} twice"
-            )
-        seen.append(i)
+    asked: list[int] = []
+    seen, values, seconds = [], [], []
+    in_flight: collections.deque[tuple[Array, int, float]] = collections.deque()
+    while len(values) < budget:
+        while len(in_flight) < batch and len(asked) < budget:
+            t0 = time.perf_counter()
+            x = opt.ask()
+            ask_s = time.perf_counter() - t0
+            i = int(np.argmin(((target.X - x) ** 2).sum(axis=1)))
+            if i in asked:
+                raise RuntimeError(
+                    f"{opt.method} suggested config {target.configs[i]} of {target.name} twice"
+                )
+            asked.append(i)
+            in_flight.append((x, i, ask_s))
+        x, i, ask_s = in_flight.popleft()
         t0 = time.perf_counter()
         opt.tell(x, sign * float(target.values[i]))
         seconds.append(ask_s + time.perf_counter() - t0)
         values.append(float(target.values[i]))
+        seen.append(i)
     weights = [
         dict(zip(meta_names, r["weights"], strict=True))
         if isinstance(r.get("weights"), list) and len(r["weights"]) == len(meta_names)
@@ -207,7 +226,7 @@ def check_run_args(
 
 def _target_runs(job: tuple) -> list[tuple[str, dict[str, Any]]]:
     """Every method's run on one target and seed (one job of :func:`run`)."""
-    bench, k, s, methods, budget, meta_samples, seed, options = job
+    bench, k, s, methods, budget, meta_samples, seed, options, batch = job
     target = bench.tasks[k]
     rng = np.random.default_rng([seed, k, s])
     meta_names, meta = _meta_tasks(bench, target, meta_samples, rng)
@@ -218,7 +237,7 @@ def _target_runs(job: tuple) -> list[tuple[str, dict[str, Any]]]:
     with ThreadpoolController().limit(limits=1, user_api="blas"):
         engines = make_engines(methods, target, meta, seed=engine_seed, options=options)
         for method, (opt, setup) in engines.items():
-            rec = search(opt, target, meta_names, mode=bench.mode, budget=budget)
+            rec = search(opt, target, meta_names, mode=bench.mode, budget=budget, batch=batch)
             out.append((method, {"target": target.name, "seed": s, **rec, "setup_seconds": setup}))
     return out
 
@@ -235,6 +254,7 @@ def run(
     options: Mapping[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
     processes: int = 1,
+    batch: int = 1,
 ) -> dict[str, Any]:
     """Leave-one-task-out benchmark; returns a :mod:`~rmbo_tune.bench.report` document.
 
@@ -263,6 +283,8 @@ def run(
     processes : int
         Worker processes, one (target, seed) at a time each; the document is the same
         whatever their number.
+    batch : int
+        Evaluations in flight at once in each search (:func:`search`).
 
     Returns
     -------
@@ -275,10 +297,12 @@ def run(
     chosen = check_run_args(bench, methods, budget, n_seeds, targets, meta_samples)
     if not isinstance(processes, int) or isinstance(processes, bool) or processes < 1:
         raise ValueError(f"processes must be a positive integer, got {processes!r}")
+    if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
+        raise ValueError(f"batch must be a positive integer, got {batch!r}")
     names = [t.name for t in bench.tasks]
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
     jobs = [
-        (bench, names.index(name), s, list(methods), budget, meta_samples, seed, options)
+        (bench, names.index(name), s, list(methods), budget, meta_samples, seed, options, batch)
         for name, s in itertools.product(chosen, range(n_seeds))
     ]
     with contextlib.ExitStack() as stack:
@@ -310,6 +334,7 @@ def run(
             "n_seeds": n_seeds,
             "seed": seed,
             "meta_samples": meta_samples,
+            "batch": batch,
             "methods": list(methods),
             "options": dict(options or {}),
             "columns": {

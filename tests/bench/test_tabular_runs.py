@@ -77,6 +77,36 @@ def test_worker_processes_give_the_same_document(grid: Path) -> None:
         tabular_runs.run(bench, **kwargs, processes=0)
 
 
+def test_a_batch_keeps_that_many_evaluations_in_flight(grid: Path) -> None:
+    bench = load_tabular(grid, mode="min", metric="loss")
+    target = bench.task("near1")
+    meta_names, meta = tabular_runs._meta_tasks(bench, target, 20, np.random.default_rng(0))
+    engines = tabular_runs.make_engines(["rm-gp-ucb"], target, meta, seed=0)
+    opt, _ = engines["rm-gp-ucb"]
+    in_flight, told = [], []
+    ask, tell = opt.ask, opt.tell
+
+    def spy_ask():
+        in_flight.append(len(opt.pending))
+        return ask()
+
+    def spy_tell(x, y):
+        told.append(int(np.argmin(((target.X - x) ** 2).sum(axis=1))))
+        return tell(x, y)
+
+    opt.ask, opt.tell = spy_ask, spy_tell
+    rec = tabular_runs.search(opt, target, meta_names, mode="min", budget=8, batch=3)
+    # Three asked before the first result, then one new ask per result until 8 were asked.
+    assert in_flight == [0, 1, 2, 2, 2, 2, 2, 2]
+    assert rec["configs"] == told and len(set(told)) == 8
+    assert rec["values"] == [float(target.values[i]) for i in told]
+    assert len(rec["seconds"]) == 8 and opt.pending.shape[0] == 0
+    doc = tabular_runs.run(bench, methods=["gp-ucb"], budget=4, n_seeds=1, batch=2)
+    assert doc["settings"]["batch"] == 2
+    with pytest.raises(ValueError, match="batch must be a positive integer, got 0"):
+        tabular_runs.run(bench, methods=["gp-ucb"], budget=4, n_seeds=1, batch=0)
+
+
 @pytest.mark.slow
 def test_meta_tasks_beat_random_search_early(grid: Path) -> None:
     # 6 seeds of 5 evaluations on the 243-config target (100 rows per meta-task). Two
