@@ -125,10 +125,10 @@ def search(
     Returns
     -------
     dict
-        ``values`` (table units, in the order told), ``seconds`` (each evaluation's ask and
-        tell), ``optimum``, ``weights`` (empty
-        for methods without meta-weights), ``nu`` and ``configs`` (index of each evaluated
-        config in ``target.configs``).
+        ``values`` (table units), ``seconds`` (each evaluation's ask and tell), ``optimum``,
+        ``weights`` (empty for methods without meta-weights), ``nu`` and ``configs`` (index
+        of each evaluated config in ``target.configs``); evaluations in the order asked,
+        which is the order told.
 
     Raises
     ------
@@ -137,7 +137,7 @@ def search(
     """
     sign = 1.0 if mode == "max" else -1.0
     asked: list[int] = []
-    seen, values, seconds = [], [], []
+    values, seconds = [], []
     in_flight: collections.deque[tuple[Array, int, float]] = collections.deque()
     while len(values) < budget:
         while len(in_flight) < batch and len(asked) < budget:
@@ -156,7 +156,6 @@ def search(
         opt.tell(x, sign * float(target.values[i]))
         seconds.append(ask_s + time.perf_counter() - t0)
         values.append(float(target.values[i]))
-        seen.append(i)
     weights = [
         dict(zip(meta_names, r["weights"], strict=True))
         if isinstance(r.get("weights"), list) and len(r["weights"]) == len(meta_names)
@@ -170,7 +169,7 @@ def search(
         "worst": target.best("min" if mode == "max" else "max"),
         "weights": weights if any(weights) else [],
         "nu": [float(r["nu"]) for r in opt.history],
-        "configs": seen,
+        "configs": asked,
     }
 
 
