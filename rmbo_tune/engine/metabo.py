@@ -390,7 +390,10 @@ class MetaBO:
         else:
             context, escalations = self._context(t, record), 0
             while True:
-                acquisition = build(replace(context, beta=context.beta * 2.0**escalations))
+                factor = 2.0**escalations
+                acquisition = build(
+                    replace(context, beta=context.beta * factor, escalation=factor)
+                )
                 found = self._maximize(acquisition, exclude, record["branch"])
                 if (
                     escalations == self.options.repeat_escalations

@@ -57,6 +57,9 @@ class Context:
         A weighted draw of the meta-tasks' functions (RM-GP-TS's meta branch).
     record : dict
         The suggestion's diagnostics record; builders set ``branch`` and may add weights.
+    escalation : float
+        The factor ``2^k`` by which the k-th repeat escalation multiplied ``beta`` (1 before
+        any); it widens RM-GP-TS's target samples with ``ts_scale="none"`` too.
     memo : dict
         What a builder computes once per ``ask`` whatever ``beta`` is (RM-GP-UCB's late
         target), shared with the copies that a repeat escalation makes with a larger
@@ -79,6 +82,7 @@ class Context:
     meta_cache: Callable[[], acq.MetaCache]
     meta_sample: Callable[[], acq.Acquisition]
     record: dict[str, Any]
+    escalation: float = 1.0
     memo: dict[str, Any] = field(default_factory=dict)
 
 
@@ -93,7 +97,7 @@ def _gp_ucb(c: Context) -> acq.Acquisition:
 def _thompson(c: Context) -> acq.Acquisition:
     c.record["branch"] = "target"
     post = RFFPosterior(c.gp, n_features=c.options.n_rff_features, rng=c.rng)
-    scale = c.beta if c.options.ts_scale == "beta" else 1.0
+    scale = c.beta if c.options.ts_scale == "beta" else c.escalation
     return acq.SampledFunction(post, post.sample_weights(c.rng, scale=scale)[0])
 
 

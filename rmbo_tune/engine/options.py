@@ -139,7 +139,8 @@ class MetaBOOptions:
     ts_scale : {"beta", "none"}
         RM-GP-TS's target samples are drawn from ``GP(mu_t, beta_t^2 sigma_t^2)`` ("beta",
         eq. 3 of the paper) or from the posterior itself, ``GP(mu_t, sigma_t^2)`` ("none",
-        what the authors' appendix describes running).
+        what the authors' appendix describes running). A repeat escalation doubles the
+        samples' spread either way.
     ts_pool_size : int
         Posterior samples drawn ahead of time per meta-task for RM-GP-TS.
     duplicate_tol : float

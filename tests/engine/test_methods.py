@@ -100,3 +100,32 @@ def test_the_target_gp_stays_alone_while_nu_is_large_or_without_meta_basis_nu() 
     assert context.nu > context.options.meta_basis_nu and model is context.gp
     context, model = _late_target_model(meta_basis_nu=0.0)
     assert context.nu <= 0.05 and model is context.gp
+
+
+@pytest.mark.parametrize("ts_scale", ["beta", "none"])
+def test_an_escalation_widens_the_thompson_sample(monkeypatch, ts_scale) -> None:
+    # On a 1-D bowl the sample's maximum soon lands on an observation: each escalation must
+    # widen the next sample, by beta x 2^k ("beta") or by 2^k alone ("none").
+    scales: list[float] = []
+    draw = methods.RFFPosterior.sample_weights
+
+    def spy(self, rng, scale=1.0, size=1):
+        scales.append(scale)
+        return draw(self, rng, scale=scale, size=size)
+
+    monkeypatch.setattr(methods.RFFPosterior, "sample_weights", spy)
+    opt = MetaBO(1, method="rm-gp-ts", seed=0, ts_scale=ts_scale)
+    for _ in range(30):
+        x = opt.ask()
+        opt.tell(x, -float((x[0] - 0.3) ** 2))
+    modelled = [r for r in opt.history if r["branch"] == "target"]
+    assert sum(r.get("escalations", 0) for r in modelled) >= 5
+    assert len(scales) == sum(1 + r.get("escalations", 0) for r in modelled)
+    k = 0
+    for r in modelled:
+        ask = scales[k : k + 1 + r.get("escalations", 0)]
+        k += len(ask)
+        ratios = np.array(ask) / ask[0]
+        np.testing.assert_allclose(ratios, 2.0 ** np.arange(len(ask)))
+        if ts_scale == "none":
+            assert ask[0] == 1.0
