@@ -17,7 +17,7 @@ import numpy as np
 from rmbo_tune.engine import acquisition as acq
 from rmbo_tune.engine import baselines
 from rmbo_tune.engine.gp import ScaledGP
-from rmbo_tune.engine.meta_basis import MetaBasisGP
+from rmbo_tune.engine.meta_basis import MetaBasisGP, MetaBasisSample
 from rmbo_tune.engine.meta_models import MetaTaskModels
 from rmbo_tune.engine.meta_weights import MetaWeightState
 from rmbo_tune.engine.options import MetaBOOptions
@@ -94,17 +94,36 @@ def _gp_ucb(c: Context) -> acq.Acquisition:
     return acq.UCB(c.target, c.beta)
 
 
-def _thompson(c: Context) -> acq.Acquisition:
+def _thompson(c: Context, late: bool = False) -> acq.Acquisition:
+    """A target sample; ``late``: of the model with the meta-tasks' basis once it is due."""
     c.record["branch"] = "target"
-    post = RFFPosterior(c.gp, n_features=c.options.n_rff_features, rng=c.rng)
     scale = c.beta if c.options.ts_scale == "beta" else c.escalation
+    n_features = c.options.n_rff_features
+    if late and _basis_due(c):
+        return MetaBasisSample(
+            c.gp,
+            c.meta,
+            c.weights,
+            c.meta_cache().mu,
+            n_features=n_features,
+            rng=c.rng,
+            scale=scale,
+        )
+    post = RFFPosterior(c.gp, n_features=n_features, rng=c.rng)
     return acq.SampledFunction(post, post.sample_weights(c.rng, scale=scale)[0])
 
 
+def _basis_due(c: Context) -> bool:
+    """Whether the robust methods' target model takes the meta-tasks' basis function:
+    once ``nu <= meta_basis_nu`` (:mod:`~rmbo_tune.engine.meta_basis`)."""
+    opt = c.options
+    return opt.meta_basis_nu > 0.0 and c.nu <= opt.meta_basis_nu and c.gp.gp.n_obs > 0
+
+
 def _late_target(c: Context) -> acq.CachedTarget:
-    """The target model of RM-GP-UCB: once ``nu <= meta_basis_nu``, with the meta-weights'
-    mean of the meta-tasks as a basis function (:mod:`~rmbo_tune.engine.meta_basis`)."""
-    if c.options.meta_basis_nu == 0.0 or c.nu > c.options.meta_basis_nu or c.gp.gp.n_obs == 0:
+    """The target model of RM-GP-UCB: once the basis is due, with the meta-weights' mean of
+    the meta-tasks as a basis function (:mod:`~rmbo_tune.engine.meta_basis`)."""
+    if not _basis_due(c):
         return c.target
     if "late_target" not in c.memo:
         model = MetaBasisGP(c.gp, c.meta, c.weights, c.fixed, c.meta_cache().mu)
@@ -126,7 +145,7 @@ def _rm_gp_ts(c: Context) -> acq.Acquisition:
     if c.rng.random() < c.nu:
         c.record["branch"] = "meta"
         return c.meta_sample()
-    return _thompson(c)
+    return _thompson(c, late=True)
 
 
 def _rgpe(c: Context) -> acq.Acquisition:

@@ -3,7 +3,7 @@ import pytest
 
 from rmbo_tune.engine.gp import GPHyperparameters, ScaledGP
 from rmbo_tune.engine.kernels import kernel
-from rmbo_tune.engine.meta_basis import MetaBasisGP
+from rmbo_tune.engine.meta_basis import MetaBasisGP, MetaBasisSample
 from rmbo_tune.engine.meta_models import MetaTaskModels
 from tests.conftest import finite_difference
 
@@ -45,7 +45,7 @@ def test_posterior_is_the_gp_with_the_basis_added_to_the_kernel(rng):
     g = target.gp
 
     def m(X):
-        return (w @ meta.predict(X)[0] - basis.m_loc) / basis.m_scale
+        return (w @ meta.predict(X)[0] - basis.basis.loc) / basis.basis.scale
 
     def k2(A, B):
         return kernel(A, B, HYPER.lengthscales, HYPER.signal_var, "matern52") + np.outer(
@@ -102,3 +102,42 @@ def test_a_flat_meta_task_mean_leaves_the_target_gp_unchanged(rng):
     Xs = rng.random((9, 2))
     for got, want in zip(basis.predict(Xs), target.predict(Xs), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+def _samples(rng, target, meta, w, fixed, n, scale=1.0):
+    mu_fixed = meta.predict(fixed)[0]
+    return [
+        MetaBasisSample(target, meta, w, mu_fixed, n_features=400, rng=rng, scale=scale)
+        for _ in range(n)
+    ]
+
+
+def test_samples_follow_the_basis_posterior(rng):
+    # RM-GP-TS's draws from g + b m: mean and spread of the basis GP's posterior (random
+    # features approximate the kernel, hence the tolerances).
+    meta = _meta(rng, [_f, lambda X: X[:, 0] ** 2])
+    w = np.array([0.7, 0.3])
+    target = _target(rng, lambda X: 0.8 * _f(X) + 0.3 * X[:, 0])
+    basis, fixed = _basis(rng, target, meta, w)
+    Xs = rng.random((6, 2))
+    draws = np.array([s.values(Xs) for s in _samples(rng, target, meta, w, fixed, 200)])
+    mu, sigma = basis.predict(Xs)
+    np.testing.assert_allclose(draws.mean(0), mu, atol=0.05 + 4 * sigma.max() / 20)
+    np.testing.assert_allclose(draws.std(0), sigma, rtol=0.25, atol=0.02)
+    # Scaled deviations: twice the spread about the same mean.
+    wide = np.array([s.values(Xs) for s in _samples(rng, target, meta, w, fixed, 200, 2.0)])
+    np.testing.assert_allclose(wide.std(0), 2 * sigma, rtol=0.25, atol=0.04)
+
+
+def test_a_sample_reads_the_fixed_candidates_and_has_gradients(rng):
+    meta = _meta(rng, [_f, lambda X: -X[:, 1]])
+    w = np.array([0.5, 0.5])
+    target = _target(rng, _f)
+    fixed = rng.random((50, 2))
+    (sample,) = _samples(rng, target, meta, w, fixed, 1)
+    np.testing.assert_allclose(sample.values(fixed, fixed=True), sample.values(fixed), rtol=1e-9)
+    for x in rng.random((3, 2)):
+        val, grad = sample.value_and_grad(x)
+        assert val == pytest.approx(sample.values(x[None])[0], rel=1e-9)
+        fd = finite_difference(lambda z: sample.values(z[None])[0], x)
+        np.testing.assert_allclose(grad, fd, rtol=1e-4, atol=1e-6)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rmbo_tune.engine import MetaBO, methods
-from rmbo_tune.engine.meta_basis import MetaBasisGP
+from rmbo_tune.engine import MetaBO, acquisition, methods
+from rmbo_tune.engine.meta_basis import MetaBasisGP, MetaBasisSample
 
 
 def test_name_lists_derive_from_the_registry() -> None:
@@ -70,21 +70,26 @@ def test_meta_sample_pool_skips_negligible_weights() -> None:
     assert sample.W.shape[0] == 2
 
 
-def _late_target_model(n=12, **options):
-    """The model behind RM-GP-UCB's target term after ``n`` evaluations on a target that is
-    the mirror image of its meta-task (after 12, nu is spent)."""
+def _mirror_context(n=12, method="rm-gp-ucb", **options):
+    """A method's context after ``n`` evaluations on a target that is the mirror image of
+    its meta-task (after 12, nu is spent)."""
     rng = np.random.default_rng(2)
     X = rng.random((30, 2))
 
     def f(Z):
         return np.sin(5 * Z[:, 0]) + Z[:, 1]
 
-    opt = MetaBO(2, [(X, -f(X))], "rm-gp-ucb", seed=0, **options)
+    opt = MetaBO(2, [(X, -f(X))], method, seed=0, **options)
     for _ in range(n):
         x = opt.ask()
         opt.tell(x, float(f(x[None])[0]))
     record = methods.new_record(n, 0, opt.method, opt.nu, opt.weight_state, True)
-    context = opt._context(n, record)
+    return opt._context(n, record)
+
+
+def _late_target_model(n=12, **options):
+    """The model behind RM-GP-UCB's target term (:func:`_mirror_context`)."""
+    context = _mirror_context(n, **options)
     return context, methods._late_target(context).model
 
 
@@ -100,6 +105,18 @@ def test_the_target_gp_stays_alone_while_nu_is_large_or_without_meta_basis_nu() 
     assert context.nu > context.options.meta_basis_nu and model is context.gp
     context, model = _late_target_model(meta_basis_nu=0.0)
     assert context.nu <= 0.05 and model is context.gp
+
+
+def test_rm_gp_ts_samples_the_model_with_the_basis_once_nu_is_spent() -> None:
+    context = _mirror_context(method="rm-gp-ts")
+    assert context.nu <= context.options.meta_basis_nu
+    sample = methods._thompson(context, late=True)
+    assert isinstance(sample, MetaBasisSample) and context.record["branch"] == "target"
+    assert sample.coef < 0  # the mirror image, as RM-GP-UCB's coefficient
+    # Without meta-tasks (the cold builder), or with meta_basis_nu=0: the target alone.
+    assert isinstance(methods._thompson(context), acquisition.SampledFunction)
+    context = _mirror_context(method="rm-gp-ts", meta_basis_nu=0.0)
+    assert isinstance(methods._thompson(context, late=True), acquisition.SampledFunction)
 
 
 @pytest.mark.parametrize("ts_scale", ["beta", "none"])
