@@ -160,12 +160,12 @@ class MetaBasisSample:
     ) -> None:
         self.basis = _Basis(meta, weights, fixed_meta_mu)
         # The feature sqrt(s2) m has a unit normal weight: a N(0, s2) coefficient of m.
-        self.c = np.sqrt(COEFFICIENT_VAR)
+        c = np.sqrt(COEFFICIENT_VAR)
         self.post = RFFPosterior(
-            model, n_features=n_features, rng=rng, basis=self.c * self.basis.at(model.gp.X)
+            model, n_features=n_features, rng=rng, basis=c * self.basis.at(model.gp.X)
         )
         w = self.post.sample_weights(rng, scale=scale)[0]
-        self.w, self.coef = w[:-1], float(w[-1]) * self.c
+        self.w, self.coef = w[:-1], float(w[-1]) * c
 
     def values(self, X: Array, fixed: bool = False) -> Array:
         """The sample at ``X`` (``fixed``: ``X`` is the fixed candidate set)."""
