@@ -3,22 +3,32 @@
 Once the overall meta-task weight nu is spent, RM-GP-UCB is GP-UCB on the target alone, and
 the earlier tasks no longer tell it anything. This module keeps one thing from them: their
 weighted mean ``m(x)`` (the meta-weights' combination of the meta-task GPs, standardized over
-the fixed candidates) as a basis function of the target model with a Gaussian coefficient,
+the fixed candidates) as a basis function of the target model, beside an intercept, both
+with Gaussian coefficients,
 
-    ``f(x) = g(x) + b m(x)``,  ``g ~ GP(c, k)``,  ``b ~ N(0, s2)``,
+    ``f(x) = g(x) + c + b m(x)``,  ``g ~ GP(0, k)``,  ``c ~ N(0, v)``,  ``b ~ N(0, s2)``,
 
-which is a GP with kernel ``k + s2 m m^T`` (Rasmussen and Williams 2006, section 2.7). The
-data decide ``b``: near 1 when the target follows the tasks, near 0 when they are unrelated,
-negative when the target is their mirror image. With ``A = 1 / s2 + m(X)^T K^{-1} m(X)``,
-``b_bar = m(X)^T K^{-1} (y - c) / A`` and ``R(x) = m(x) - k(x, X) K^{-1} m(X)``, the posterior
-is the target GP's plus ``R(x) b_bar`` in the mean and ``R(x)^2 / A`` in the variance.
+on the target GP's standardized outputs: a GP with kernel ``k + v + s2 m m^T`` (Rasmussen
+and Williams 2006, section 2.7). The data decide ``b``: near 1 when the target follows the
+tasks, near 0 when they are unrelated, negative when the target is their mirror image.
+With the columns ``H = [1, m]`` scaled to unit-variance coefficients,
+``A = I + H(X)^T K^{-1} H(X)``, ``beta_bar = A^{-1} H(X)^T K^{-1} y`` and
+``R(x) = H(x) - k(x, X) K^{-1} H(X)``, the posterior is the target GP's plus
+``R(x) beta_bar`` in the mean and ``R(x) A^{-1} R(x)^T`` in the variance.
 
-GP-UCB keeps its guarantee on the new kernel: the RKHS norm of ``f`` under ``k + s2 m m^T``
-is at most its norm under ``k``, and a rank-one term adds at most
-``log(1 + s2 ||m(X)||^2 / noise) / 2`` to the maximum information gain.
+The intercept is there because a search's observations are not a sample of the space: once
+they cluster where the tasks' mean is high, ``m(X)`` sits well above its average over the
+candidates while the standardized outputs average zero. Without an intercept ``b`` has to
+carry that difference in level too and is pulled towards zero, and the model forgets where
+the tasks rate the space worst (``docs/algorithm.md``, "Departures").
 
-RM-GP-TS samples the same model (:class:`MetaBasisSample`): ``m`` is one more feature, with a
-N(0, s2) weight, of the random-feature regression that draws the target's function samples.
+GP-UCB keeps its guarantee on the new kernel: the RKHS norm of ``f`` under
+``k + v + s2 m m^T`` is at most its norm under ``k``, and a rank-two term adds at most
+``log det(I + H(X)^T H(X) / noise) / 2`` to the maximum information gain.
+
+RM-GP-TS samples the same model (:class:`MetaBasisSample`): the two columns are two more
+features, with N(0, 1) weights, of the random-feature regression that draws the target's
+function samples. A flat ``m`` (no information) leaves the target GP unchanged.
 """
 
 from __future__ import annotations
@@ -32,9 +42,10 @@ from rmbo_tune.engine.kernels import kernel, kernel_grad_x
 from rmbo_tune.engine.rff import RFFPosterior
 from rmbo_tune.engine.types import Array
 
-# Prior variance of the basis coefficient, on the scale where both the target's outputs and
-# ``m`` over the candidates have unit spread.
+# Prior variances of the basis coefficient and of the intercept, on the scale where both the
+# target's outputs and ``m`` over the candidates have unit spread.
 COEFFICIENT_VAR = 1.0
+INTERCEPT_VAR = 1.0
 
 
 class _Basis:
@@ -45,8 +56,20 @@ class _Basis:
         self.meta, self.weights = meta, weights
         m_fixed = weights @ fixed_meta_mu
         spread = float(m_fixed.std())
-        self.loc, self.scale = float(m_fixed.mean()), spread if spread > 1e-9 else 1.0
+        self.flat = spread <= 1e-9
+        self.loc, self.scale = float(m_fixed.mean()), 1.0 if self.flat else spread
         self.fixed = (m_fixed - self.loc) / self.scale
+
+    def prior_sd(self, coefficient_var: float) -> Array:
+        """Prior spreads of the intercept's and ``m``'s coefficients: none for a flat ``m``,
+        which leaves the target GP as it is."""
+        return np.zeros(2) if self.flat else np.sqrt([INTERCEPT_VAR, coefficient_var])
+
+    @staticmethod
+    def columns(m: Array, sd: Array) -> Array:
+        """The basis functions at points where ``m`` takes the values ``m`` (n,), scaled by
+        their prior spreads ``sd`` so that their coefficients are N(0, 1): (n, 2)."""
+        return np.column_stack([np.full(len(m), sd[0]), sd[1] * m])
 
     def of_means(self, meta_mu: Array) -> Array:
         """``m`` from the meta-task means (M, ...)."""
@@ -63,7 +86,7 @@ class _Basis:
 
 
 class MetaBasisGP:
-    """The posterior of ``g + b m`` (module docstring) from the target GP ``model``.
+    """The posterior of ``g + c + b m`` (module docstring) from the target GP ``model``.
 
     Parameters
     ----------
@@ -93,20 +116,28 @@ class MetaBasisGP:
         self.model = model
         g = model.gp
         self.basis = _Basis(meta, weights, fixed_meta_mu)
-        m_obs = self.basis.at(g.X)
-        self.a = linalg.cho_solve((g.L, True), m_obs, check_finite=False)  # K^-1 m(X)
-        self.A = 1.0 / coefficient_var + float(m_obs @ self.a)
-        self.coef = float(m_obs @ g.alpha) / self.A  # b_bar
+        self._sd = self.basis.prior_sd(coefficient_var)
+        H = self.basis.columns(self.basis.at(g.X), self._sd)
+        self.a = linalg.cho_solve((g.L, True), H, check_finite=False)  # K^-1 H, (n, 2)
+        A = np.eye(2) + H.T @ self.a
+        self._A_chol = linalg.cho_factor(A, lower=True)
+        self.beta_bar = linalg.cho_solve(self._A_chol, H.T @ g.alpha)
+        self.coef = float(self.beta_bar[1] * self._sd[1])  # b_bar
         self.fixed = fixed
 
     def _residual(self, m: Array, Ks: Array) -> Array:
-        return m - Ks @ self.a
+        return self.basis.columns(m, self._sd) - Ks @ self.a  # (n, 2)
+
+    def _add(self, R: Array) -> tuple[Array, Array]:
+        """Mean and variance the basis adds at rows ``R`` of residual columns (outer scale)."""
+        s = self.model.scale
+        v = linalg.cho_solve(self._A_chol, R.T)  # (2, n)
+        return s * (R @ self.beta_bar), s**2 * np.einsum("ij,ji->i", R, v)
 
     def fixed_predictions(self, fixed_mu: Array, fixed_sigma: Array) -> tuple[Array, Array]:
         """Mean and std at the fixed candidates from the target GP's own (outer scale)."""
-        s = self.model.scale
-        R = self._residual(self.basis.fixed, self._kernel(self.fixed))
-        return fixed_mu + s * R * self.coef, np.sqrt(fixed_sigma**2 + (s * R) ** 2 / self.A)
+        dm, dv = self._add(self._residual(self.basis.fixed, self._kernel(self.fixed)))
+        return fixed_mu + dm, np.sqrt(fixed_sigma**2 + dv)
 
     def _kernel(self, Xs: Array) -> Array:
         g = self.model.gp
@@ -115,8 +146,8 @@ class MetaBasisGP:
     def predict(self, Xs: Array) -> tuple[Array, Array]:
         """Posterior mean and latent std at ``Xs`` (outer scale), each (n,)."""
         mu, sigma = self.model.predict(Xs)
-        R = self.model.scale * self._residual(self.basis.at(Xs), self._kernel(Xs))
-        return mu + R * self.coef, np.sqrt(sigma**2 + R**2 / self.A)
+        dm, dv = self._add(self._residual(self.basis.at(Xs), self._kernel(Xs)))
+        return mu + dm, np.sqrt(sigma**2 + dv)
 
     def predict_with_grad(self, x: Array) -> tuple[float, float, Array, Array]:
         """Mean, std and their gradients at one point (outer scale)."""
@@ -124,14 +155,16 @@ class MetaBasisGP:
         m, dm = self.basis.with_grad(x)
         g, s = self.model.gp, self.model.scale
         k, dk = kernel_grad_x(x, g.X, g.hyper.lengthscales, g.hyper.signal_var, g.kind)
-        R, dR = s * (m - float(k @ self.a)), s * (dm - dk.T @ self.a)
-        sd = float(np.sqrt(sigma**2 + R**2 / self.A))
-        dsd = (sigma * dsigma + R * dR / self.A) / sd if sd > 1e-12 else np.zeros_like(x)
-        return mu + R * self.coef, sd, dmu + dR * self.coef, dsd
+        R = s * (self.basis.columns(np.array([m]), self._sd)[0] - k @ self.a)  # (2,)
+        dR = s * (np.column_stack([np.zeros_like(x), self._sd[1] * dm]) - dk.T @ self.a)  # (d, 2)
+        v = linalg.cho_solve(self._A_chol, R)
+        sd = float(np.sqrt(sigma**2 + R @ v))
+        dsd = (sigma * dsigma + dR @ v) / sd if sd > 1e-12 else np.zeros_like(x)
+        return mu + float(R @ self.beta_bar), sd, dmu + dR @ self.beta_bar, dsd
 
 
 class MetaBasisSample:
-    """One function sample of ``g + b m`` (module docstring), RM-GP-TS's target branch.
+    """One function sample of ``g + c + b m`` (module docstring), RM-GP-TS's target branch.
 
     Parameters
     ----------
@@ -159,22 +192,23 @@ class MetaBasisSample:
         scale: float,
     ) -> None:
         self.basis = _Basis(meta, weights, fixed_meta_mu)
-        # The feature sqrt(s2) m has a unit normal weight: a N(0, s2) coefficient of m.
-        c = np.sqrt(COEFFICIENT_VAR)
-        self.post = RFFPosterior(
-            model, n_features=n_features, rng=rng, basis=c * self.basis.at(model.gp.X)
-        )
+        # The intercept and m as two more features with unit normal weights: N(0, v) and
+        # N(0, s2) coefficients.
+        self._sd = self.basis.prior_sd(COEFFICIENT_VAR)
+        columns = self.basis.columns(self.basis.at(model.gp.X), self._sd)
+        self.post = RFFPosterior(model, n_features=n_features, rng=rng, basis=columns)
         w = self.post.sample_weights(rng, scale=scale)[0]
-        self.w, self.coef = w[:-1], float(w[-1]) * c
+        self.w = w[:-2]
+        self.intercept, self.coef = (float(v) for v in w[-2:] * self._sd)
 
     def values(self, X: Array, fixed: bool = False) -> Array:
         """The sample at ``X`` (``fixed``: ``X`` is the fixed candidate set)."""
         m = self.basis.fixed if fixed else self.basis.at(X)
-        return self.post.evaluate(X, self.w) + self.post.scale * self.coef * m
+        return self.post.evaluate(X, self.w) + self.post.scale * (self.intercept + self.coef * m)
 
     def value_and_grad(self, x: Array) -> tuple[float, Array]:
         """The sample and its gradient at one point."""
         val, grad = self.post.evaluate_with_grad(x, self.w)
         m, dm = self.basis.with_grad(x)
         s = self.post.scale * self.coef
-        return val + s * m, grad + s * dm
+        return val + self.post.scale * self.intercept + s * m, grad + s * dm

@@ -17,10 +17,10 @@ A = Phi^T Phi + noise I
     is ``f(x) = phi(x)^T w`` (paper appendix "More details on RM-GP-TS", m = 120 there).
     Scaling the deviation of ``w`` from its mean by ``c`` samples from
     ``GP(mu, c^2 sigma^2)`` approximately, which is how beta_t and tau enter.
-basis (n,)
-    Optional: one more feature column with a unit normal weight, the basis function ``m``
-    of :mod:`~rmbo_tune.engine.meta_basis` at the training inputs (the kernel becomes
-    ``k + m m^T``); samples then read ``m`` at the evaluated points too.
+basis (n, q)
+    Optional: q more feature columns with unit normal weights, basis functions ``h`` (those
+    of :mod:`~rmbo_tune.engine.meta_basis`) at the training inputs (the kernel becomes
+    ``k + h h^T``); the caller adds ``h`` at the evaluated points times their weights.
 """
 
 from __future__ import annotations
@@ -80,9 +80,9 @@ class RFFPosterior:
     """Bayesian linear regression on random features: draws posterior function samples.
 
     Built from a fitted :class:`ScaledGP`, using its hyperparameters and standardized data;
-    samples are reported on the GP's outer scale. With ``basis`` (the values of one more
-    feature at the GP's inputs, module docstring) the weights have one more entry, the
-    basis function's coefficient, last.
+    samples are reported on the GP's outer scale. With ``basis`` (the values of q more
+    features at the GP's inputs, module docstring) the weights have q more entries, the
+    basis functions' coefficients, last.
     """
 
     def __init__(
@@ -110,15 +110,15 @@ class RFFPosterior:
     def sample_weights(
         self, rng: np.random.Generator, *, scale: float = 1.0, size: int = 1
     ) -> Array:
-        """Weight samples of shape (size, m), or (size, m + 1) with a basis (its coefficient
-        last); deviations from the mean scaled by ``scale``."""
+        """Weight samples of shape (size, m), or (size, m + q) with q basis columns (their
+        coefficients last); deviations from the mean scaled by ``scale``."""
         z = rng.standard_normal((self._L.shape[0], size))
         dev = linalg.solve_triangular(self._L.T, z, lower=False) * self._noise_sd
         return (self.w_mean[:, None] + scale * dev).T
 
     def evaluate(self, X: Array, w: Array) -> Array:
         """Sampled functions at ``X``: shape (n,) for one ``w`` (m,), (n, s) for (s, m); the
-        random features' part only (a basis coefficient is the caller's)."""
+        random features' part only (the basis functions' part is the caller's)."""
         return self.loc + self.scale * (self.mean + self.rff.features(X) @ np.asarray(w).T)
 
     def evaluate_with_grad(self, x: Array, w: Array) -> tuple[float, Array]:

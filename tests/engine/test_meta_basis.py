@@ -3,7 +3,7 @@ import pytest
 
 from rmbo_tune.engine.gp import GPHyperparameters, ScaledGP
 from rmbo_tune.engine.kernels import kernel
-from rmbo_tune.engine.meta_basis import MetaBasisGP, MetaBasisSample
+from rmbo_tune.engine.meta_basis import INTERCEPT_VAR, MetaBasisGP, MetaBasisSample
 from rmbo_tune.engine.meta_models import MetaTaskModels
 from tests.conftest import finite_difference
 
@@ -41,16 +41,15 @@ def test_posterior_is_the_gp_with_the_basis_added_to_the_kernel(rng):
     basis, fixed = _basis(rng, target, meta, w)
     Xs = rng.random((7, 2))
 
-    # Exact GP on the standardized outputs with kernel k + s2 m m^T (s2 = 1).
+    # Exact GP on the standardized outputs with kernel k + v + s2 m m^T (s2 = 1).
     g = target.gp
 
     def m(X):
         return (w @ meta.predict(X)[0] - basis.basis.loc) / basis.basis.scale
 
     def k2(A, B):
-        return kernel(A, B, HYPER.lengthscales, HYPER.signal_var, "matern52") + np.outer(
-            m(A), m(B)
-        )
+        k = kernel(A, B, HYPER.lengthscales, HYPER.signal_var, "matern52")
+        return k + INTERCEPT_VAR + np.outer(m(A), m(B))
 
     K = k2(g.X, g.X) + HYPER.noise_var * np.eye(len(g.X))
     Ks = k2(Xs, g.X)
@@ -86,6 +85,22 @@ def test_the_coefficient_follows_the_targets_relation_to_the_tasks(rng, sign, lo
     assert low < basis.coef < high
 
 
+def test_the_coefficient_is_not_pulled_to_zero_by_observations_where_the_tasks_are_high(rng):
+    # The target is the tasks' function plus a constant, observed only where the tasks'
+    # mean is high (as a search that followed them has): m(X) is far above its mean over
+    # the candidates, the standardized outputs average zero. The intercept takes the level,
+    # the coefficient the shape, and the model extrapolates the tasks' shape to the rest.
+    meta = _meta(rng, [_f])
+    fixed = rng.random((400, 2))
+    mu_fixed = meta.predict(fixed)[0]
+    X = fixed[np.argsort(-mu_fixed[0])[:15]]
+    target = ScaledGP.from_hyper(X, _f(X) + 3.0, HYPER, kind="matern52")
+    basis = MetaBasisGP(target, meta, np.array([1.0]), fixed, mu_fixed)
+    assert basis.coef > 1.0
+    # Without the intercept the coefficient halves and the correlation is about 0.5.
+    assert np.corrcoef(basis.predict(fixed)[0], _f(fixed))[0, 1] > 0.9
+
+
 def test_unrelated_tasks_get_a_small_coefficient_and_add_uncertainty_only(rng):
     meta = _meta(rng, [lambda X: np.sin(9 * X[:, 1])])
     target = _target(rng, lambda X: np.cos(5 * X[:, 0]), n=30)
@@ -113,7 +128,7 @@ def _samples(rng, target, meta, w, fixed, n, scale=1.0):
 
 
 def test_samples_follow_the_basis_posterior(rng):
-    # RM-GP-TS's draws from g + b m: mean and spread of the basis GP's posterior (random
+    # RM-GP-TS's draws from g + c + b m: mean and spread of the basis GP's posterior (random
     # features approximate the kernel, hence the tolerances).
     meta = _meta(rng, [_f, lambda X: X[:, 0] ** 2])
     w = np.array([0.7, 0.3])
