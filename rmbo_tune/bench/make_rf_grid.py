@@ -7,8 +7,8 @@ columns ``criterion, max_features, max_depth, min_samples_leaf, value``: the sam
 the datasets of :mod:`rmbo_tune.bench.make_hgb_grid` by 3-fold stratified cross-validation,
 ``value`` = mean balanced accuracy (higher is better).
 
-A third family of HPO meta-data, held out while the engine's defaults were chosen on the
-SVM and gradient-boosting grids: another model class (bagged, fully randomized trees rather
+A third family of HPO meta-data, built after the engine's defaults were chosen on the SVM
+and gradient-boosting grids: another model class (bagged, fully randomized trees rather
 than boosting), a categorical hyperparameter (the split criterion, one-hot encoded) beside
 integer and fractional ones.
 """

@@ -85,11 +85,11 @@ class MetaBOOptions:
         longer dominate the GP's variance.
     meta_basis_nu : float
         Once nu is at most this (default 0.05, about the 9th evaluation), the target GP of
-        RM-GP-UCB and RM-GP-TS takes the meta-weights' mean of the meta-tasks as one more
-        basis function with a N(0, 1) coefficient (:mod:`~rmbo_tune.engine.meta_basis`): the
-        target's own data decide how much of the tasks' shape to keep (negative for
-        mirror-image tasks), after nu has faded the tasks out of the acquisition (RM-GP-TS
-        samples this model). 0 never (the paper).
+        RM-GP-UCB and RM-GP-TS takes the meta-weights' mean of the meta-tasks and an
+        intercept as basis functions with N(0, 1) coefficients
+        (:mod:`~rmbo_tune.engine.meta_basis`): the target's own data decide how much of the
+        tasks' shape to keep (negative for mirror-image tasks), after nu has faded the tasks
+        out of the acquisition (RM-GP-TS samples this model). 0 never (the paper).
     beta : float or None
         Fixed target confidence multiplier; None uses ``sqrt(beta_scale * dim * log(2 t))``.
     beta_scale : float
