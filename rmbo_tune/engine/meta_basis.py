@@ -20,7 +20,7 @@ The intercept is there because a search's observations are not a sample of the s
 they cluster where the tasks' mean is high, ``m(X)`` sits well above its average over the
 candidates while the standardized outputs average zero. Without an intercept ``b`` has to
 carry that difference in level too and is pulled towards zero, and the model forgets where
-the tasks rate the space worst (``docs/algorithm.md``, "Departures").
+the tasks rate the space worst (``docs/algorithm.md``, "What the robust default changes").
 
 GP-UCB keeps its guarantee on the new kernel: the RKHS norm of ``f`` under
 ``k + v + s2 m m^T`` is at most its norm under ``k``, and a rank-two term adds at most
