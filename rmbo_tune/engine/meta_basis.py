@@ -50,26 +50,28 @@ INTERCEPT_VAR = 1.0
 
 class _Basis:
     """``m``: the meta-weights' mean of the meta-task means, standardized over the fixed
-    candidates (a flat mean carries nothing: spread 1 leaves it near zero)."""
+    candidates (a flat mean carries nothing: spread 1 leaves it near zero), and the two basis
+    columns, the intercept and ``m``, scaled by their prior spreads ``sd`` so that their
+    coefficients are N(0, 1) (none for a flat ``m``, which leaves the target GP as it is)."""
 
-    def __init__(self, meta: MetaModels, weights: Array, fixed_meta_mu: Array) -> None:
+    def __init__(
+        self, meta: MetaModels, weights: Array, fixed_meta_mu: Array, coefficient_var: float
+    ) -> None:
         self.meta, self.weights = meta, weights
         m_fixed = weights @ fixed_meta_mu
         spread = float(m_fixed.std())
-        self.flat = spread <= 1e-9
-        self.loc, self.scale = float(m_fixed.mean()), 1.0 if self.flat else spread
+        flat = spread <= 1e-9
+        self.loc, self.scale = float(m_fixed.mean()), 1.0 if flat else spread
         self.fixed = (m_fixed - self.loc) / self.scale
+        self.sd = np.zeros(2) if flat else np.sqrt([INTERCEPT_VAR, coefficient_var])
 
-    def prior_sd(self, coefficient_var: float) -> Array:
-        """Prior spreads of the intercept's and ``m``'s coefficients: none for a flat ``m``,
-        which leaves the target GP as it is."""
-        return np.zeros(2) if self.flat else np.sqrt([INTERCEPT_VAR, coefficient_var])
+    def columns(self, m: Array) -> Array:
+        """The scaled basis columns where ``m`` takes the values ``m`` (n,): (n, 2)."""
+        return np.column_stack([np.full(len(m), self.sd[0]), self.sd[1] * m])
 
-    @staticmethod
-    def columns(m: Array, sd: Array) -> Array:
-        """The basis functions at points where ``m`` takes the values ``m`` (n,), scaled by
-        their prior spreads ``sd`` so that their coefficients are N(0, 1): (n, 2)."""
-        return np.column_stack([np.full(len(m), sd[0]), sd[1] * m])
+    def column_grads(self, dm: Array) -> Array:
+        """The columns' gradients at one point from ``m``'s gradient ``dm`` (d,): (d, 2)."""
+        return np.column_stack([np.zeros_like(dm), self.sd[1] * dm])
 
     def of_means(self, meta_mu: Array) -> Array:
         """``m`` from the meta-task means (M, ...)."""
@@ -115,18 +117,17 @@ class MetaBasisGP:
     ) -> None:
         self.model = model
         g = model.gp
-        self.basis = _Basis(meta, weights, fixed_meta_mu)
-        self._sd = self.basis.prior_sd(coefficient_var)
-        H = self.basis.columns(self.basis.at(g.X), self._sd)
+        self.basis = _Basis(meta, weights, fixed_meta_mu, coefficient_var)
+        H = self.basis.columns(self.basis.at(g.X))
         self.a = linalg.cho_solve((g.L, True), H, check_finite=False)  # K^-1 H, (n, 2)
         A = np.eye(2) + H.T @ self.a
         self._A_chol = linalg.cho_factor(A, lower=True)
         self.beta_bar = linalg.cho_solve(self._A_chol, H.T @ g.alpha)
-        self.coef = float(self.beta_bar[1] * self._sd[1])  # b_bar
+        self.coef = float(self.beta_bar[1] * self.basis.sd[1])  # b_bar
         self.fixed = fixed
 
     def _residual(self, m: Array, Ks: Array) -> Array:
-        return self.basis.columns(m, self._sd) - Ks @ self.a  # (n, 2)
+        return self.basis.columns(m) - Ks @ self.a  # (n, 2)
 
     def _add(self, R: Array) -> tuple[Array, Array]:
         """Mean and variance the basis adds at rows ``R`` of residual columns (outer scale)."""
@@ -155,8 +156,8 @@ class MetaBasisGP:
         m, dm = self.basis.with_grad(x)
         g, s = self.model.gp, self.model.scale
         k, dk = kernel_grad_x(x, g.X, g.hyper.lengthscales, g.hyper.signal_var, g.kind)
-        R = s * (self.basis.columns(np.array([m]), self._sd)[0] - k @ self.a)  # (2,)
-        dR = s * (np.column_stack([np.zeros_like(x), self._sd[1] * dm]) - dk.T @ self.a)  # (d, 2)
+        R = s * (self.basis.columns(np.array([m]))[0] - k @ self.a)  # (2,)
+        dR = s * (self.basis.column_grads(dm) - dk.T @ self.a)  # (d, 2)
         v = linalg.cho_solve(self._A_chol, R)
         sd = float(np.sqrt(sigma**2 + R @ v))
         dsd = (sigma * dsigma + dR @ v) / sd if sd > 1e-12 else np.zeros_like(x)
@@ -191,15 +192,14 @@ class MetaBasisSample:
         rng: np.random.Generator,
         scale: float,
     ) -> None:
-        self.basis = _Basis(meta, weights, fixed_meta_mu)
+        self.basis = _Basis(meta, weights, fixed_meta_mu, COEFFICIENT_VAR)
         # The intercept and m as two more features with unit normal weights: N(0, v) and
         # N(0, s2) coefficients.
-        self._sd = self.basis.prior_sd(COEFFICIENT_VAR)
-        columns = self.basis.columns(self.basis.at(model.gp.X), self._sd)
+        columns = self.basis.columns(self.basis.at(model.gp.X))
         self.post = RFFPosterior(model, n_features=n_features, rng=rng, basis=columns)
         w = self.post.sample_weights(rng, scale=scale)[0]
         self.w = w[:-2]
-        self.intercept, self.coef = (float(v) for v in w[-2:] * self._sd)
+        self.intercept, self.coef = (float(v) for v in w[-2:] * self.basis.sd)
 
     def values(self, X: Array, fixed: bool = False) -> Array:
         """The sample at ``X`` (``fixed``: ``X`` is the fixed candidate set)."""
