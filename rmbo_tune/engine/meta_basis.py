@@ -26,6 +26,11 @@ GP-UCB keeps its guarantee on the new kernel: the RKHS norm of ``f`` under
 ``k + v + s2 m m^T`` is at most its norm under ``k``, and a rank-two term adds at most
 ``log det(I + H(X)^T H(X) / noise) / 2`` to the maximum information gain.
 
+Pending points (GP-BUCB) are hallucinated at this model's own mean, not at the target GP's:
+the coefficients are fitted to the observations alone, the variance shrinks at the pending
+inputs. Hallucinating them at ``g``'s mean would hand the coefficients made-up outputs that
+disagree with ``m`` exactly where the search is heading.
+
 RM-GP-TS samples the same model (:class:`MetaBasisSample`): the two columns are two more
 features, with N(0, 1) weights, of the random-feature regression that draws the target's
 function samples. A flat ``m`` (no information) leaves the target GP unchanged.
@@ -38,7 +43,6 @@ from scipy import linalg
 
 from rmbo_tune.engine.acquisition import MetaModels
 from rmbo_tune.engine.gp import ScaledGP
-from rmbo_tune.engine.kernels import kernel, kernel_grad_x
 from rmbo_tune.engine.rff import RFFPosterior
 from rmbo_tune.engine.types import Array
 
@@ -104,6 +108,9 @@ class MetaBasisGP:
         The meta-task means at ``fixed``.
     coefficient_var : float
         Prior variance ``s2`` of the coefficient.
+    observed : ScaledGP, optional
+        The target GP of the observations alone, when ``model`` adds pending points to
+        them (its inputs are ``model``'s first rows): the mean is this one's with the basis.
     """
 
     def __init__(
@@ -114,54 +121,61 @@ class MetaBasisGP:
         fixed: Array,
         fixed_meta_mu: Array,
         coefficient_var: float = COEFFICIENT_VAR,
+        observed: ScaledGP | None = None,
     ) -> None:
         self.model = model
         g = model.gp
         self.basis = _Basis(meta, weights, fixed_meta_mu, coefficient_var)
         H = self.basis.columns(self.basis.at(g.X))
         self.a = linalg.cho_solve((g.L, True), H, check_finite=False)  # K^-1 H, (n, 2)
-        A = np.eye(2) + H.T @ self.a
-        self._A_chol = linalg.cho_factor(A, lower=True)
-        self.beta_bar = linalg.cho_solve(self._A_chol, H.T @ g.alpha)
+        self._A_chol = linalg.cho_factor(np.eye(2) + H.T @ self.a, lower=True)
+        # The mean's terms, from the observations alone (the first n_obs rows).
+        self.n_obs = g.n_obs if observed is None else observed.gp.n_obs
+        self.a_obs, A_chol_obs, alpha = self.a, self._A_chol, g.alpha
+        if self.n_obs < g.n_obs:
+            o, H = observed.gp, H[: self.n_obs]  # type: ignore[union-attr]
+            self.a_obs = linalg.cho_solve((o.L, True), H, check_finite=False)
+            A_chol_obs = linalg.cho_factor(np.eye(2) + H.T @ self.a_obs, lower=True)
+            alpha = o.alpha
+        self.beta_bar = linalg.cho_solve(A_chol_obs, H.T @ alpha)
         self.coef = float(self.beta_bar[1] * self.basis.sd[1])  # b_bar
         self.fixed = fixed
 
-    def _residual(self, m: Array, Ks: Array) -> Array:
-        return self.basis.columns(m) - Ks @ self.a  # (n, 2)
-
-    def _add(self, R: Array) -> tuple[Array, Array]:
-        """Mean and variance the basis adds at rows ``R`` of residual columns (outer scale)."""
+    def _add(self, columns: Array, Ks: Array) -> tuple[Array, Array]:
+        """Mean and variance the basis adds at rows of basis ``columns`` (n, 2) with
+        cross-kernel ``Ks`` to the GP's inputs (outer scale)."""
         s = self.model.scale
+        R = columns - Ks @ self.a  # (n, 2)
+        R_obs = R if self.n_obs == len(self.a) else columns - Ks[:, : self.n_obs] @ self.a_obs
         v = linalg.cho_solve(self._A_chol, R.T)  # (2, n)
-        return s * (R @ self.beta_bar), s**2 * np.einsum("ij,ji->i", R, v)
+        return s * (R_obs @ self.beta_bar), s**2 * np.einsum("ij,ji->i", R, v)
 
     def fixed_predictions(self, fixed_mu: Array, fixed_sigma: Array) -> tuple[Array, Array]:
         """Mean and std at the fixed candidates from the target GP's own (outer scale)."""
-        dm, dv = self._add(self._residual(self.basis.fixed, self._kernel(self.fixed)))
+        dm, dv = self._add(self.basis.columns(self.basis.fixed), self.model.gp.cross(self.fixed))
         return fixed_mu + dm, np.sqrt(fixed_sigma**2 + dv)
-
-    def _kernel(self, Xs: Array) -> Array:
-        g = self.model.gp
-        return kernel(Xs, g.X, g.hyper.lengthscales, g.hyper.signal_var, g.kind)
 
     def predict(self, Xs: Array) -> tuple[Array, Array]:
         """Posterior mean and latent std at ``Xs`` (outer scale), each (n,)."""
-        mu, sigma = self.model.predict(Xs)
-        dm, dv = self._add(self._residual(self.basis.at(Xs), self._kernel(Xs)))
+        Ks = self.model.gp.cross(Xs)
+        mu, sigma = self.model.predict(Xs, Ks)
+        dm, dv = self._add(self.basis.columns(self.basis.at(Xs)), Ks)
         return mu + dm, np.sqrt(sigma**2 + dv)
 
     def predict_with_grad(self, x: Array) -> tuple[float, float, Array, Array]:
         """Mean, std and their gradients at one point (outer scale)."""
-        mu, sigma, dmu, dsigma = self.model.predict_with_grad(x)
+        k, dk = self.model.gp.cross_with_grad(x)
+        mu, sigma, dmu, dsigma = self.model.predict_with_grad(x, (k, dk))
         m, dm = self.basis.with_grad(x)
-        g, s = self.model.gp, self.model.scale
-        k, dk = kernel_grad_x(x, g.X, g.hyper.lengthscales, g.hyper.signal_var, g.kind)
-        R = s * (self.basis.columns(np.array([m]))[0] - k @ self.a)  # (2,)
-        dR = s * (self.basis.column_grads(dm) - dk.T @ self.a)  # (d, 2)
+        s = self.model.scale
+        h, dh = self.basis.columns(np.array([m]))[0], self.basis.column_grads(dm)
+        R, dR = s * (h - k @ self.a), s * (dh - dk.T @ self.a)  # (2,), (d, 2)
+        n = self.n_obs
+        R_obs, dR_obs = s * (h - k[:n] @ self.a_obs), s * (dh - dk[:n].T @ self.a_obs)
         v = linalg.cho_solve(self._A_chol, R)
         sd = float(np.sqrt(sigma**2 + R @ v))
         dsd = (sigma * dsigma + dR @ v) / sd if sd > 1e-12 else np.zeros_like(x)
-        return mu + float(R @ self.beta_bar), sd, dmu + dR @ self.beta_bar, dsd
+        return mu + float(R_obs @ self.beta_bar), sd, dmu + dR_obs @ self.beta_bar, dsd
 
 
 class MetaBasisSample:
@@ -179,6 +193,9 @@ class MetaBasisSample:
     scale : float
         Deviations of the sample from the posterior mean are scaled by this (``beta`` or 1,
         option ``ts_scale``, times a repeat escalation's factor).
+    n_observed : int, optional
+        How many of ``model``'s inputs are observations; the rest are pending points,
+        hallucinated at this model's own mean.
     """
 
     def __init__(
@@ -191,12 +208,15 @@ class MetaBasisSample:
         n_features: int,
         rng: np.random.Generator,
         scale: float,
+        n_observed: int | None = None,
     ) -> None:
         self.basis = _Basis(meta, weights, fixed_meta_mu, COEFFICIENT_VAR)
         # The intercept and m as two more features with unit normal weights: N(0, v) and
         # N(0, s2) coefficients.
         columns = self.basis.columns(self.basis.at(model.gp.X))
-        self.post = RFFPosterior(model, n_features=n_features, rng=rng, basis=columns)
+        self.post = RFFPosterior(
+            model, n_features=n_features, rng=rng, basis=columns, n_observed=n_observed
+        )
         w = self.post.sample_weights(rng, scale=scale)[0]
         self.w = w[:-2]
         self.intercept, self.coef = (float(v) for v in w[-2:] * self.basis.sd)

@@ -98,7 +98,7 @@ def _thompson(c: Context, late: bool = False) -> acq.Acquisition:
     """A target sample; ``late``: of the model with the meta-tasks' basis once it is due."""
     c.record["branch"] = "target"
     scale = c.beta if c.options.ts_scale == "beta" else c.escalation
-    n_features = c.options.n_rff_features
+    n_features, n_observed = c.options.n_rff_features, c.fitted.gp.n_obs
     if late and _basis_due(c):
         return MetaBasisSample(
             c.gp,
@@ -108,8 +108,9 @@ def _thompson(c: Context, late: bool = False) -> acq.Acquisition:
             n_features=n_features,
             rng=c.rng,
             scale=scale,
+            n_observed=n_observed,
         )
-    post = RFFPosterior(c.gp, n_features=n_features, rng=c.rng)
+    post = RFFPosterior(c.gp, n_features=n_features, rng=c.rng, n_observed=n_observed)
     return acq.SampledFunction(post, post.sample_weights(c.rng, scale=scale)[0])
 
 
@@ -126,7 +127,7 @@ def _late_target(c: Context) -> acq.CachedTarget:
     if not _basis_due(c):
         return c.target
     if "late_target" not in c.memo:
-        model = MetaBasisGP(c.gp, c.meta, c.weights, c.fixed, c.meta_cache().mu)
+        model = MetaBasisGP(c.gp, c.meta, c.weights, c.fixed, c.meta_cache().mu, observed=c.fitted)
         c.memo["late_target"] = acq.CachedTarget(
             model, *model.fixed_predictions(c.target.fixed_mu, c.target.fixed_sigma)
         )

@@ -21,6 +21,11 @@ basis (n, q)
     Optional: q more feature columns with unit normal weights, basis functions ``h`` (those
     of :mod:`~rmbo_tune.engine.meta_basis`) at the training inputs (the kernel becomes
     ``k + h h^T``); the caller adds ``h`` at the evaluated points times their weights.
+n_observed
+    Optional: the training inputs after the first ``n_observed`` are pending points,
+    hallucinated at the regression's own mean (GP-BUCB): the weights' mean is that of the
+    observations alone, ``A_obs^{-1} Phi_obs^T z_obs``, the covariance ``noise A^{-1}`` of all
+    rows (the hallucinated outputs ``Phi_p w_mean`` leave ``A^{-1} Phi^T z`` at that mean).
 """
 
 from __future__ import annotations
@@ -82,7 +87,8 @@ class RFFPosterior:
     Built from a fitted :class:`ScaledGP`, using its hyperparameters and standardized data;
     samples are reported on the GP's outer scale. With ``basis`` (the values of q more
     features at the GP's inputs, module docstring) the weights have q more entries, the
-    basis functions' coefficients, last.
+    basis functions' coefficients, last. With ``n_observed`` the GP's inputs after the first
+    ``n_observed`` are pending points (module docstring); their outputs are not read.
     """
 
     def __init__(
@@ -92,6 +98,7 @@ class RFFPosterior:
         n_features: int,
         rng: np.random.Generator,
         basis: Array | None = None,
+        n_observed: int | None = None,
     ) -> None:
         gp = model.gp
         hp = gp.hyper
@@ -102,9 +109,13 @@ class RFFPosterior:
         Phi = self.rff.features(gp.X)
         if basis is not None:
             Phi = np.column_stack([Phi, basis])
-        A = Phi.T @ Phi + hp.noise_var * np.eye(Phi.shape[1])
-        self._L = linalg.cholesky(A, lower=True)
-        self.w_mean = linalg.cho_solve((self._L, True), Phi.T @ (gp.y - gp.mean))
+        noise = hp.noise_var * np.eye(Phi.shape[1])
+        self._L = linalg.cholesky(Phi.T @ Phi + noise, lower=True)
+        n = len(Phi) if n_observed is None else n_observed
+        L_obs = (
+            self._L if n == len(Phi) else linalg.cholesky(Phi[:n].T @ Phi[:n] + noise, lower=True)
+        )
+        self.w_mean = linalg.cho_solve((L_obs, True), Phi[:n].T @ (gp.y[:n] - gp.mean))
         self._noise_sd = np.sqrt(hp.noise_var)
 
     def sample_weights(

@@ -64,6 +64,47 @@ def test_posterior_is_the_gp_with_the_basis_added_to_the_kernel(rng):
     np.testing.assert_allclose((mu_f, sigma_f), basis.predict(fixed), rtol=1e-9, atol=1e-12)
 
 
+def test_pending_points_are_hallucinated_at_the_models_own_mean(rng):
+    # GP-BUCB on the model with the basis: the mean is the one of the observations alone,
+    # the variance the exact one given the observed and the pending inputs.
+    meta = _meta(rng, [_f])
+    fixed = rng.random((200, 2))
+    mu_fixed = meta.predict(fixed)[0]
+    target = _target(rng, lambda X: _f(X) + 2.0)
+    P = fixed[np.argsort(-mu_fixed[0])[:3]]  # pending where the tasks are high
+    pending = ScaledGP(target.gp.with_pending(P), target.loc, target.scale)
+    alone = MetaBasisGP(target, meta, np.array([1.0]), fixed, mu_fixed)
+    both = MetaBasisGP(pending, meta, np.array([1.0]), fixed, mu_fixed, observed=target)
+    Xs = np.vstack([rng.random((6, 2)), P])
+    np.testing.assert_allclose(both.predict(Xs)[0], alone.predict(Xs)[0], rtol=1e-9)
+    assert both.coef == pytest.approx(alone.coef)
+    # Hallucinated at the target GP's mean instead, the outputs at P disagree with m there.
+    naive = MetaBasisGP(pending, meta, np.array([1.0]), fixed, mu_fixed)
+    assert not np.allclose(naive.predict(P)[0], alone.predict(P)[0], rtol=1e-3)
+
+    def m(X):
+        return (meta.predict(X)[0][0] - both.basis.loc) / both.basis.scale
+
+    def k2(A, B):
+        k = kernel(A, B, HYPER.lengthscales, HYPER.signal_var, "matern52")
+        return k + INTERCEPT_VAR + np.outer(m(A), m(B))
+
+    XP = np.vstack([target.gp.X, P])
+    K = k2(XP, XP) + HYPER.noise_var * np.eye(len(XP))
+    Ks = k2(Xs, XP)
+    var = np.diag(k2(Xs, Xs)) - np.einsum("ij,ji->i", Ks, np.linalg.solve(K, Ks.T))
+    np.testing.assert_allclose(both.predict(Xs)[1], target.scale * np.sqrt(var), rtol=1e-5)
+    mu_f, sigma_f = both.fixed_predictions(*pending.predict(fixed))
+    np.testing.assert_allclose((mu_f, sigma_f), both.predict(fixed), rtol=1e-9, atol=1e-12)
+    for x in Xs[:3]:
+        mu, sd, dmu, dsd = both.predict_with_grad(x)
+        np.testing.assert_allclose((mu, sd), [v[0] for v in both.predict(x[None])], rtol=1e-9)
+        fd_mu = finite_difference(lambda z: both.predict(z[None])[0][0], x)
+        fd_sd = finite_difference(lambda z: both.predict(z[None])[1][0], x)
+        np.testing.assert_allclose(dmu, fd_mu, rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(dsd, fd_sd, rtol=1e-4, atol=1e-6)
+
+
 def test_gradients_match_finite_differences(rng):
     meta = _meta(rng, [_f, lambda X: -X[:, 1]])
     target = _target(rng, _f)

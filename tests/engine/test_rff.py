@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from rmbo_tune.engine.gp import GPHyperparameters, ScaledGP
+from rmbo_tune.engine.gp import GaussianProcess, GPHyperparameters, ScaledGP
 from rmbo_tune.engine.kernels import kernel
 from rmbo_tune.engine.rff import RandomFourierFeatures, RFFPosterior
 from tests.conftest import finite_difference
@@ -53,3 +53,21 @@ def test_sample_gradient_matches_finite_differences(rng):
     np.testing.assert_allclose(
         grad, finite_difference(lambda v: post.evaluate(v[None], w)[0], x), atol=1e-6
     )
+
+
+def test_pending_rows_shrink_the_spread_and_leave_the_mean(rng):
+    # GP-BUCB in the weight regression: the outputs given for the pending rows are not read;
+    # the mean is the observations' own, the spread shrinks at the pending inputs.
+    hyper = GPHyperparameters(np.array([0.2]), 1.0, 1e-3)
+    X = 0.6 * rng.random((12, 1))
+    observed = ScaledGP.from_hyper(X, np.sin(6 * X[:, 0]), hyper, kind="se")
+    P = np.array([[0.75], [0.85], [0.95]])  # pending where nothing was observed
+    made_up = np.concatenate([observed.gp.y, [9.0, -9.0, 9.0]])
+    gp = GaussianProcess(np.vstack([X, P]), made_up, hyper, kind="se", mean=observed.gp.mean)
+    pending = ScaledGP(gp, observed.loc, observed.scale)
+    alone = RFFPosterior(observed, n_features=300, rng=np.random.default_rng(1))
+    post = RFFPosterior(pending, n_features=300, rng=np.random.default_rng(1), n_observed=12)
+    np.testing.assert_allclose(post.w_mean, alone.w_mean, rtol=1e-10, atol=1e-12)
+    spread = post.evaluate(P, post.sample_weights(rng, size=300)).std(1)
+    before = alone.evaluate(P, alone.sample_weights(rng, size=300)).std(1)
+    assert np.all(spread < 0.5 * before)

@@ -76,24 +76,39 @@ class GaussianProcess:
         """Number of training points."""
         return len(self.y)
 
-    def predict(self, Xs: Array) -> tuple[Array, Array]:
-        """Posterior mean and latent standard deviation, each of shape (m,)."""
+    def cross(self, Xs: Array) -> Array:
+        """The kernel between ``Xs`` and the training inputs, shape (m, n)."""
+        hp = self.hyper
+        return kernel(Xs, self.X, hp.lengthscales, hp.signal_var, self.kind)
+
+    def cross_with_grad(self, x: Array) -> tuple[Array, Array]:
+        """The kernel between one point and the training inputs (n,), and its gradient in
+        the point (n, d)."""
+        hp = self.hyper
+        return kernel_grad_x(x, self.X, hp.lengthscales, hp.signal_var, self.kind)
+
+    def predict(self, Xs: Array, Ks: Array | None = None) -> tuple[Array, Array]:
+        """Posterior mean and latent standard deviation, each of shape (m,); ``Ks`` is
+        :meth:`cross` at ``Xs`` when the caller has it already."""
         hp = self.hyper
         if self.n_obs == 0:
             return np.full(len(Xs), self.mean), np.full(len(Xs), np.sqrt(hp.signal_var))
-        Ks = kernel(Xs, self.X, hp.lengthscales, hp.signal_var, self.kind)
+        Ks = self.cross(Xs) if Ks is None else Ks
         mu = self.mean + Ks @ self.alpha
         v = linalg.solve_triangular(self.L, Ks.T, lower=True, check_finite=False)
         var = np.maximum(hp.signal_var - np.einsum("ij,ij->j", v, v), 0.0)
         return mu, np.sqrt(var)
 
-    def predict_with_grad(self, x: Array) -> tuple[float, float, Array, Array]:
-        """Mean, std and their gradients (d,) at one point ``x``."""
+    def predict_with_grad(
+        self, x: Array, kd: tuple[Array, Array] | None = None
+    ) -> tuple[float, float, Array, Array]:
+        """Mean, std and their gradients (d,) at one point ``x``; ``kd`` is
+        :meth:`cross_with_grad` at ``x`` when the caller has it already."""
         hp = self.hyper
         if self.n_obs == 0:
             z = np.zeros_like(x)
             return self.mean, float(np.sqrt(hp.signal_var)), z, z
-        k, dk = kernel_grad_x(x, self.X, hp.lengthscales, hp.signal_var, self.kind)
+        k, dk = self.cross_with_grad(x) if kd is None else kd
         vw = linalg.solve_triangular(
             self.L, np.column_stack([k, dk]), lower=True, check_finite=False
         )
@@ -217,14 +232,18 @@ class ScaledGP:
         """Hyperparameters of the inner (standardized) GP."""
         return self.gp.hyper
 
-    def predict(self, Xs: Array) -> tuple[Array, Array]:
-        """Posterior mean and latent std on the outer scale, each (m,)."""
-        mu, sigma = self.gp.predict(Xs)
+    def predict(self, Xs: Array, Ks: Array | None = None) -> tuple[Array, Array]:
+        """Posterior mean and latent std on the outer scale, each (m,) (``Ks`` as for
+        :meth:`GaussianProcess.predict`)."""
+        mu, sigma = self.gp.predict(Xs, Ks)
         return self.loc + self.scale * mu, self.scale * sigma
 
-    def predict_with_grad(self, x: Array) -> tuple[float, float, Array, Array]:
-        """Mean, std and their gradients at one point, on the outer scale."""
-        mu, sigma, dmu, dsigma = self.gp.predict_with_grad(x)
+    def predict_with_grad(
+        self, x: Array, kd: tuple[Array, Array] | None = None
+    ) -> tuple[float, float, Array, Array]:
+        """Mean, std and their gradients at one point, on the outer scale (``kd`` as for
+        :meth:`GaussianProcess.predict_with_grad`)."""
+        mu, sigma, dmu, dsigma = self.gp.predict_with_grad(x, kd)
         s = self.scale
         return self.loc + s * mu, s * sigma, s * dmu, s * dsigma
 
