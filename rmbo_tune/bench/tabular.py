@@ -36,11 +36,12 @@ in any order.
 Protocol
 --------
 For every target task (all of them, or ``--targets a,b``) the other tasks are the
-meta-tasks: all their rows, or ``--meta-samples N`` rows per task drawn without replacement
-(seeded per target and seed, the same for every method). Each method runs ``--budget``
-evaluations (default 30) on the target's finite grid: the engine's candidates are exactly
-the target's configs, it never suggests a config already observed (the benchmark checks),
-and the value observed is the table's value, without extra noise. Runs use ``--seeds``
+meta-tasks (all of them, or ``--meta-tasks N`` drawn at random, as a user with a few
+earlier experiments has): all their rows, or ``--meta-samples N`` rows per task drawn
+without replacement (seeded per target and seed, the same for every method). Each method
+runs ``--budget`` evaluations (default 30) on the target's finite grid: the engine's
+candidates are exactly the target's configs, it never suggests a config already observed
+(the benchmark checks), and the value observed is the table's value, without extra noise. Runs use ``--seeds``
 seeds (default 5). Simple regret is measured against the best value of the target's grid.
 ``--batch K`` keeps K evaluations in flight, as Tune does with ``max_concurrent_trials=K``:
 the engine holds K pending suggestions, and each time the oldest one's value is told it is
@@ -108,6 +109,12 @@ SUITES: dict[str, dict[str, str]] = {
         "about": "random-forest grid (128 configs x 24 datasets, one categorical column; "
         "rmbo_tune.bench.make_rf_grid)",
     },
+    "knn": {
+        "folder": "knn-grid",
+        "log_columns": "n_neighbors",
+        "about": "nearest-neighbour grid (162 configs x 24 datasets, three categorical "
+        "columns; rmbo_tune.bench.make_knn_grid)",
+    },
 }
 
 
@@ -160,6 +167,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument(
         "--meta-samples", type=positive_int, default=None, help="rows per meta-task (suite: 50)"
     )
+    p.add_argument(
+        "--meta-tasks",
+        type=positive_int,
+        default=None,
+        help="meta-tasks per run, drawn at random from the other tasks for each target and "
+        "seed (default: every other task)",
+    )
     add_option_argument(p)
     p.add_argument(
         "--processes",
@@ -198,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             ignore_columns=_names(a.ignore_columns),
         )
         methods, targets = _names(a.methods), _names(a.targets) or None
-        check_run_args(bench, methods, a.budget, a.seeds, targets, a.meta_samples)
+        check_run_args(bench, methods, a.budget, a.seeds, targets, a.meta_samples, a.meta_tasks)
     except ValueError as exc:
         p.error(str(exc))
     print(describe(bench), flush=True)
@@ -217,6 +231,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         n_seeds=a.seeds,
         targets=targets,
         meta_samples=a.meta_samples,
+        meta_tasks=a.meta_tasks,
         seed=a.seed,
         options=options,
         progress=lambda line: print(line, flush=True),

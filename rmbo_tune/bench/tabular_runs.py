@@ -28,14 +28,20 @@ from rmbo_tune.engine.methods import META_METHODS
 
 
 def _meta_tasks(
-    bench: TabularBenchmark, target: TabularTask, n_samples: int | None, rng: np.random.Generator
+    bench: TabularBenchmark,
+    target: TabularTask,
+    n_samples: int | None,
+    rng: np.random.Generator,
+    n_tasks: int | None = None,
 ) -> tuple[list[str], list[tuple[Array, Array]]]:
-    """Names and ``(X, y)`` of the target's meta-tasks (every other task), ``y`` maximized."""
+    """Names and ``(X, y)`` of the target's meta-tasks, ``y`` maximized: every other task,
+    or ``n_tasks`` of them drawn at random."""
     sign = 1.0 if bench.mode == "max" else -1.0
+    others = [task for task in bench.tasks if task.name != target.name]
+    if n_tasks is not None and n_tasks < len(others):
+        others = [others[i] for i in np.sort(rng.choice(len(others), n_tasks, replace=False))]
     names, tasks = [], []
-    for task in bench.tasks:
-        if task.name == target.name:
-            continue
+    for task in others:
         rows = np.arange(len(task.X))
         if n_samples is not None and n_samples < len(rows):
             rows = np.sort(rng.choice(rows, size=n_samples, replace=False))
@@ -180,12 +186,13 @@ def check_run_args(
     n_seeds: int,
     targets: Sequence[str] | None,
     meta_samples: int | None,
+    meta_tasks: int | None = None,
 ) -> list[str]:
     """Check the arguments of :func:`run` before any engine is built.
 
     Parameters
     ----------
-    bench, methods, budget, n_seeds, targets, meta_samples
+    bench, methods, budget, n_seeds, targets, meta_samples, meta_tasks
         As for :func:`run`.
 
     Returns
@@ -197,8 +204,9 @@ def check_run_args(
     ------
     ValueError
         Naming the first bad argument: unknown methods or targets, a budget, seed count or
-        meta-sample count that is not a positive integer, or a budget above a target's number
-        of distinct configs.
+        meta-sample count that is not a positive integer, a meta-task count that is not one
+        of ``1 .. len(bench.tasks) - 1``, or a budget above a target's number of distinct
+        configs.
     """
     bad = sorted(set(methods) - set(METHODS))
     if bad or not methods:
@@ -213,6 +221,16 @@ def check_run_args(
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
     if meta_samples is not None and (not isinstance(meta_samples, int) or meta_samples < 1):
         raise ValueError(f"meta_samples must be a positive integer or None, got {meta_samples!r}")
+    most = len(names) - 1
+    if meta_tasks is not None and (
+        not isinstance(meta_tasks, int)
+        or isinstance(meta_tasks, bool)
+        or not 1 <= meta_tasks <= most
+    ):
+        raise ValueError(
+            f"meta_tasks must be an integer from 1 to {most} (the other tasks) or None, "
+            f"got {meta_tasks!r}"
+        )
     for name in chosen:
         size = len(bench.task(name).X)
         if budget > size:
@@ -225,10 +243,10 @@ def check_run_args(
 
 def _target_runs(job: tuple) -> list[tuple[str, dict[str, Any]]]:
     """Every method's run on one target and seed (one job of :func:`run`)."""
-    bench, k, s, methods, budget, meta_samples, seed, options, batch = job
+    bench, k, s, methods, budget, meta_samples, meta_tasks, seed, options, batch = job
     target = bench.tasks[k]
     rng = np.random.default_rng([seed, k, s])
-    meta_names, meta = _meta_tasks(bench, target, meta_samples, rng)
+    meta_names, meta = _meta_tasks(bench, target, meta_samples, rng, meta_tasks)
     engine_seed = int(rng.integers(2**31))
     out = []
     # One BLAS thread, as in the searcher: on two cores, threaded BLAS made the meta-GP fits
@@ -237,7 +255,8 @@ def _target_runs(job: tuple) -> list[tuple[str, dict[str, Any]]]:
         engines = make_engines(methods, target, meta, seed=engine_seed, options=options)
         for method, (opt, setup) in engines.items():
             rec = search(opt, target, meta_names, mode=bench.mode, budget=budget, batch=batch)
-            out.append((method, {"target": target.name, "seed": s, **rec, "setup_seconds": setup}))
+            rec = {"target": target.name, "seed": s, "meta_tasks": meta_names, **rec}
+            out.append((method, {**rec, "setup_seconds": setup}))
     return out
 
 
@@ -249,6 +268,7 @@ def run(
     n_seeds: int = 5,
     targets: Sequence[str] | None = None,
     meta_samples: int | None = None,
+    meta_tasks: int | None = None,
     seed: int = 0,
     options: Mapping[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
@@ -271,10 +291,13 @@ def run(
         Target task names (default: every task).
     meta_samples : int, optional
         Rows drawn per meta-task (default: all rows).
+    meta_tasks : int, optional
+        Meta-tasks per run, drawn at random from the other tasks for each target and seed
+        (default: every other task): a user with a few earlier experiments.
     seed : int
-        Base seed: the meta-task subsample and the engine seed of seed ``s`` on target ``k``
-        (position in the sorted task list) derive from ``(seed, k, s)``, the same for every
-        method.
+        Base seed: the meta-tasks, their subsample and the engine seed of seed ``s`` on
+        target ``k`` (position in the sorted task list) derive from ``(seed, k, s)``, the
+        same for every method.
     options : mapping, optional
         Engine options for every method.
     progress : callable, optional
@@ -290,18 +313,20 @@ def run(
     dict
         Results document: task ``"tabular"``, ``optimum`` None (each run carries its target's
         optimum), ``settings`` (data, targets, loading summary), ``runs`` by method, each
-        record with ``target`` and ``seed`` added to those of :func:`search`,
+        record with ``target``, ``seed`` and ``meta_tasks`` (names) added to those of
+        :func:`search`,
         and ``setup_seconds`` from :func:`make_engines`.
     """
-    chosen = check_run_args(bench, methods, budget, n_seeds, targets, meta_samples)
+    chosen = check_run_args(bench, methods, budget, n_seeds, targets, meta_samples, meta_tasks)
     if not isinstance(processes, int) or isinstance(processes, bool) or processes < 1:
         raise ValueError(f"processes must be a positive integer, got {processes!r}")
     if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
         raise ValueError(f"batch must be a positive integer, got {batch!r}")
     names = [t.name for t in bench.tasks]
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
+    rest = (seed, options, batch)
     jobs = [
-        (bench, names.index(name), s, list(methods), budget, meta_samples, seed, options, batch)
+        (bench, names.index(name), s, list(methods), budget, meta_samples, meta_tasks, *rest)
         for name, s in itertools.product(chosen, range(n_seeds))
     ]
     with contextlib.ExitStack() as stack:
@@ -333,6 +358,7 @@ def run(
             "n_seeds": n_seeds,
             "seed": seed,
             "meta_samples": meta_samples,
+            "meta_tasks": meta_tasks,
             "batch": batch,
             "methods": list(methods),
             "options": dict(options or {}),

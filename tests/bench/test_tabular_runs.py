@@ -107,6 +107,24 @@ def test_a_batch_keeps_that_many_evaluations_in_flight(grid: Path) -> None:
         tabular_runs.run(bench, methods=["gp-ucb"], budget=4, n_seeds=1, batch=0)
 
 
+def test_a_run_can_draw_a_few_meta_tasks_per_target_and_seed(grid: Path) -> None:
+    bench = load_tabular(grid, mode="min", metric="loss")
+    others = [t.name for t in bench.tasks if t.name != "near1"]
+    kwargs = dict(methods=["rm-gp-ucb", "rgpe"], budget=3, n_seeds=3, targets=["near1"])
+    doc = tabular_runs.run(bench, **kwargs, meta_tasks=2)
+    assert doc["settings"]["meta_tasks"] == 2
+    drawn = [tuple(r["meta_tasks"]) for r in doc["runs"]["rm-gp-ucb"]]
+    assert all(len(d) == 2 and set(d) <= set(others) for d in drawn)
+    assert drawn == [tuple(r["meta_tasks"]) for r in doc["runs"]["rgpe"]]
+    one = tabular_runs.run(bench, **kwargs, meta_tasks=1)
+    assert len({tuple(r["meta_tasks"]) for r in one["runs"]["rgpe"]}) > 1  # drawn per seed
+    full = tabular_runs.run(bench, **kwargs)
+    assert all(r["meta_tasks"] == others for r in full["runs"]["rgpe"])
+    for bad in (0, len(others) + 1, 1.5):
+        with pytest.raises(ValueError, match="meta_tasks must be an integer from 1 to "):
+            tabular_runs.run(bench, **kwargs, meta_tasks=bad)
+
+
 @pytest.mark.slow
 def test_meta_tasks_beat_random_search_early(grid: Path) -> None:
     # 6 seeds of 5 evaluations on the 243-config target (100 rows per meta-task). Two

@@ -1,0 +1,57 @@
+import csv
+import itertools
+from pathlib import Path
+
+import pytest
+
+from rmbo_tune.bench import make_hgb_grid, make_knn_grid, tabular
+from rmbo_tune.bench.tabular_data import load_tabular
+
+DATA = Path(make_knn_grid.__file__).resolve().parent / "data" / "knn-grid"
+CATEGORICAL = ("scaler", "metric", "weights")
+
+
+def _config(row: dict[str, str]) -> tuple:
+    return tuple(row[k] if k in CATEGORICAL else int(row[k]) for k in make_knn_grid.GRID)
+
+
+def test_shipped_files_hold_the_whole_grid_for_every_dataset():
+    files = sorted(DATA.glob("*.csv"))
+    assert {f.stem for f in files} == set(make_hgb_grid.datasets())
+    grid = set(itertools.product(*make_knn_grid.GRID.values()))
+    for f in files:
+        with open(f) as fh:
+            rows = list(csv.DictReader(fh))
+        assert {_config(r) for r in rows} == grid, f
+        assert len(rows) == len(grid), f
+        assert all(0.0 <= float(r["value"]) <= 1.0 for r in rows)
+
+
+def test_evaluate_reproduces_a_shipped_value():
+    pytest.importorskip("sklearn")
+    X, y = make_hgb_grid.datasets()["wine"]()
+    config = {"scaler": "none", "metric": "manhattan", "weights": "distance", "n_neighbors": 8}
+    with open(DATA / "wine.csv") as fh:
+        row = next(r for r in csv.DictReader(fh) if _config(r) == tuple(config.values()))
+    assert make_knn_grid.evaluate(X, y, config) == pytest.approx(float(row["value"]), abs=1e-9)
+
+
+def test_the_scaler_matters_where_features_have_different_units():
+    # wine's features span 0.1 to 1000: unscaled distances follow one column.
+    with open(DATA / "wine.csv") as fh:
+        rows = list(csv.DictReader(fh))
+
+    def best(scaler: str) -> float:
+        return max(float(r["value"]) for r in rows if r["scaler"] == scaler)
+
+    assert best("standard") > best("none") + 0.1
+
+
+def test_the_suite_encodes_three_categorical_columns_as_one_hot():
+    suite = tabular.SUITES["knn"]
+    bench = load_tabular(
+        tabular.DATA_DIR / suite["folder"], mode="max", log_columns=[suite["log_columns"]]
+    )
+    assert bench.encoding.categories["scaler"] == ["minmax", "none", "standard"]
+    assert "weights=distance" in bench.encoding.features
+    assert all(task.X.shape == (162, 9) for task in bench.tasks)
