@@ -41,11 +41,16 @@ earlier experiments has): all their rows, or ``--meta-samples N`` rows per task 
 without replacement (seeded per target and seed, the same for every method). Each method
 runs ``--budget`` evaluations (default 30) on the target's finite grid: the engine's
 candidates are exactly the target's configs, it never suggests a config already observed
-(the benchmark checks), and the value observed is the table's value, without extra noise. Runs use ``--seeds``
-seeds (default 5). Simple regret is measured against the best value of the target's grid.
+(the benchmark checks), and the value observed is the table's value, without extra noise.
+Runs use ``--seeds`` seeds (default 5). Simple regret is measured against the best value of
+the target's grid.
 ``--batch K`` keeps K evaluations in flight, as Tune does with ``max_concurrent_trials=K``:
 the engine holds K pending suggestions, and each time the oldest one's value is told it is
-asked for a new one (regret is counted in evaluations told).
+asked for a new one (regret is counted in evaluations told). ``--continuous`` searches the
+whole cube instead, as a Tune search space of ranges and choices would (categorical columns
+one-hot, projected to a valid choice): a point's value is that of the nearest config of the
+target's table (in cube coordinates), told at the point itself, and the same config may be
+evaluated again.
 The meta-task GPs are fitted once per target and seed and shared by the meta methods
 (``rm-gp-ucb``, ``rm-gp-ts``, ``rgpe``, ``taf``), so they differ only in how they use them.
 That fit costs O(n^3) in a meta-task's rows: above a few hundred rows per task, use
@@ -165,6 +170,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="evaluations in flight at once, as with Tune's max_concurrent_trials (default 1)",
     )
     p.add_argument(
+        "--continuous",
+        action="store_true",
+        help="search the continuous space (categorical columns one-hot) instead of the grid; "
+        "a point's value is that of the nearest config",
+    )
+    p.add_argument(
         "--meta-samples", type=positive_int, default=None, help="rows per meta-task (suite: 50)"
     )
     p.add_argument(
@@ -237,6 +248,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         progress=lambda line: print(line, flush=True),
         processes=a.processes,
         batch=a.batch,
+        continuous=a.continuous,
     )
     horizons = sorted({h for h in HORIZONS if h <= a.budget} | {a.budget})
     files = report.write_outputs(doc, a.out, horizons)

@@ -72,6 +72,23 @@ class Encoding:
                     )
         return np.clip(np.hstack(parts), 0.0, 1.0)
 
+    def project(self, X: Array) -> Array:
+        """Points (n, n_features) with each categorical column's coordinates set to the
+        one-hot vector of its largest one: the cube points that stand for configs."""
+        X = np.array(X, dtype=np.float64, copy=True).reshape(-1, len(self.features))
+        start = 0
+        for col in self.columns:
+            if col in self.numeric:
+                low, high, _ = self.numeric[col]
+                start += int(high > low)
+            elif (k := len(self.categories[col])) > 1:
+                block = X[:, start : start + k]
+                onehot = np.zeros_like(block)
+                onehot[np.arange(len(block)), np.argmax(block, axis=1)] = 1.0
+                X[:, start : start + k] = onehot
+                start += k
+        return X
+
 
 @dataclass(frozen=True)
 class TabularTask:

@@ -57,8 +57,10 @@ def make_engines(
     *,
     seed: int,
     options: Mapping[str, Any] | None = None,
+    project: Callable[[Array], Array] | None = None,
 ) -> dict[str, tuple[MetaBO, float]]:
-    """One engine per method on the target's grid, with meta-task GPs fitted once.
+    """One engine per method on the target's grid (or its whole cube), with meta-task GPs
+    fitted once.
 
     The first meta method's engine fits the meta-task GPs; the other meta methods are rebuilt
     from its state dict with the method swapped, so every meta method sees the same
@@ -69,13 +71,16 @@ def make_engines(
     methods : sequence of str
         Engine methods.
     target : TabularTask
-        The grid searched: its configs are every engine's candidates.
+        The grid searched: its configs are every engine's candidates, unless ``project``.
     meta_tasks : sequence of (X, y)
         Encoded configs and values (higher is better) of each meta-task.
     seed : int
         Engine seed.
     options : mapping, optional
         Engine options for every method.
+    project : callable, optional
+        Search the continuous cube instead, with this projection of candidates
+        (:meth:`~rmbo_tune.bench.tabular_data.Encoding.project`).
 
     Returns
     -------
@@ -88,10 +93,13 @@ def make_engines(
     for method in methods:
         t0 = time.perf_counter()
         if method in META_METHODS and template is not None:
-            opt = MetaBO.from_state_dict({**template[0], "method": method})
+            opt = MetaBO.from_state_dict({**template[0], "method": method}, project=project)
             out[method] = (opt, template[1] + time.perf_counter() - t0)
             continue
-        opt = MetaBO(dim, meta_tasks, method, candidates=target.X, seed=seed, **opts)
+        candidates = None if project else target.X
+        opt = MetaBO(
+            dim, meta_tasks, method, candidates=candidates, project=project, seed=seed, **opts
+        )
         out[method] = (opt, time.perf_counter() - t0)
         if method in META_METHODS:
             template = (opt.state_dict(), out[method][1])
@@ -106,6 +114,7 @@ def search(
     mode: str,
     budget: int,
     batch: int = 1,
+    continuous: bool = False,
 ) -> dict[str, Any]:
     """Run a fresh engine for ``budget`` evaluations of the target's table.
 
@@ -127,6 +136,10 @@ def search(
         Evaluations; at most the target's number of configs.
     batch : int
         Evaluations in flight at once.
+    continuous : bool
+        The engine searches the whole cube (:func:`make_engines` with ``project``); a point's
+        value is that of the nearest config in the table, told at the point itself, and
+        a config may be evaluated again.
 
     Returns
     -------
@@ -139,7 +152,7 @@ def search(
     Raises
     ------
     RuntimeError
-        If the engine suggests a config twice (the engine excludes observed points).
+        If the engine suggests a config twice on the grid (it excludes observed points).
     """
     sign = 1.0 if mode == "max" else -1.0
     asked: list[int] = []
@@ -151,7 +164,7 @@ def search(
             x = opt.ask()
             ask_s = time.perf_counter() - t0
             i = int(np.argmin(((target.X - x) ** 2).sum(axis=1)))
-            if i in asked:
+            if i in asked and not continuous:
                 raise RuntimeError(
                     f"{opt.method} suggested config {target.configs[i]} of {target.name} twice"
                 )
@@ -243,7 +256,7 @@ def check_run_args(
 
 def _target_runs(job: tuple) -> list[tuple[str, dict[str, Any]]]:
     """Every method's run on one target and seed (one job of :func:`run`)."""
-    bench, k, s, methods, budget, meta_samples, meta_tasks, seed, options, batch = job
+    bench, k, s, methods, budget, meta_samples, meta_tasks, seed, options, batch, cont = job
     target = bench.tasks[k]
     rng = np.random.default_rng([seed, k, s])
     meta_names, meta = _meta_tasks(bench, target, meta_samples, rng, meta_tasks)
@@ -252,9 +265,20 @@ def _target_runs(job: tuple) -> list[tuple[str, dict[str, Any]]]:
     # One BLAS thread, as in the searcher: on two cores, threaded BLAS made the meta-GP fits
     # 2-6x slower.
     with ThreadpoolController().limit(limits=1, user_api="blas"):
-        engines = make_engines(methods, target, meta, seed=engine_seed, options=options)
+        project = bench.encoding.project if cont else None
+        engines = make_engines(
+            methods, target, meta, seed=engine_seed, options=options, project=project
+        )
         for method, (opt, setup) in engines.items():
-            rec = search(opt, target, meta_names, mode=bench.mode, budget=budget, batch=batch)
+            rec = search(
+                opt,
+                target,
+                meta_names,
+                mode=bench.mode,
+                budget=budget,
+                batch=batch,
+                continuous=cont,
+            )
             rec = {"target": target.name, "seed": s, "meta_tasks": meta_names, **rec}
             out.append((method, {**rec, "setup_seconds": setup}))
     return out
@@ -274,6 +298,7 @@ def run(
     progress: Callable[[str], None] | None = None,
     processes: int = 1,
     batch: int = 1,
+    continuous: bool = False,
 ) -> dict[str, Any]:
     """Leave-one-task-out benchmark; returns a :mod:`~rmbo_tune.bench.report` document.
 
@@ -307,6 +332,9 @@ def run(
         whatever their number.
     batch : int
         Evaluations in flight at once in each search (:func:`search`).
+    continuous : bool
+        Search the continuous cube with a nearest-config lookup (:func:`search`) instead of
+        the grid.
 
     Returns
     -------
@@ -324,7 +352,7 @@ def run(
         raise ValueError(f"batch must be a positive integer, got {batch!r}")
     names = [t.name for t in bench.tasks]
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
-    rest = (seed, options, batch)
+    rest = (seed, options, batch, bool(continuous))
     jobs = [
         (bench, names.index(name), s, list(methods), budget, meta_samples, meta_tasks, *rest)
         for name, s in itertools.product(chosen, range(n_seeds))
@@ -360,6 +388,7 @@ def run(
             "meta_samples": meta_samples,
             "meta_tasks": meta_tasks,
             "batch": batch,
+            "continuous": bool(continuous),
             "methods": list(methods),
             "options": dict(options or {}),
             "columns": {

@@ -71,6 +71,11 @@ def test_loads_and_encodes_the_grid(grid: Path) -> None:
     assert (target.n_rows, target.n_dropped, target.n_merged) == (243, 0, 0)
     with pytest.raises(ValueError, match=r"no task 'nope'; tasks are \['far'"):
         bench.task("nope")
+    # Projection: the categorical block becomes one-hot at its largest coordinate, the
+    # numeric ones stay; configs are fixed points.
+    got = enc.project(np.array([[0.3, 0.7, 0.2, 0.1, 0.6], [0.3, 0.7, 0.5, 0.4, 0.0]]))
+    np.testing.assert_array_equal(got, [[0.3, 0.7, 0, 0, 1], [0.3, 0.7, 1, 0, 0]])
+    np.testing.assert_array_equal(enc.project(target.X), target.X)
 
 
 def test_mismatched_columns_name_the_file(tmp_path: Path) -> None:

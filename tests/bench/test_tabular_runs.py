@@ -125,6 +125,25 @@ def test_a_run_can_draw_a_few_meta_tasks_per_target_and_seed(grid: Path) -> None
             tabular_runs.run(bench, **kwargs, meta_tasks=bad)
 
 
+def test_a_continuous_search_reads_the_nearest_config(grid: Path) -> None:
+    bench = load_tabular(grid, mode="min", metric="loss")
+    target = bench.task("near1")
+    meta_names, meta = tabular_runs._meta_tasks(bench, target, 20, np.random.default_rng(0))
+    engines = tabular_runs.make_engines(
+        ["rm-gp-ucb", "gp-ucb"], target, meta, seed=0, project=bench.encoding.project
+    )
+    for method, (opt, _) in engines.items():
+        assert opt.candidates is None, method
+        rec = tabular_runs.search(opt, target, meta_names, mode="min", budget=6, continuous=True)
+        told = zip(opt.target.X_fit, opt.target.y_list, rec["configs"], rec["values"], strict=True)
+        for x, y, i, value in told:
+            assert np.all(np.isin(x[2:], [0.0, 1.0])) and x[2:].sum() == 1.0  # one-hot kind
+            assert i == int(np.argmin(((target.X - x) ** 2).sum(axis=1)))
+            assert value == target.values[i] and y == -value
+    doc = tabular_runs.run(bench, methods=["gp-ucb"], budget=4, n_seeds=1, continuous=True)
+    assert doc["settings"]["continuous"] is True
+
+
 @pytest.mark.slow
 def test_meta_tasks_beat_random_search_early(grid: Path) -> None:
     # 6 seeds of 5 evaluations on the 243-config target (100 rows per meta-task). Two
