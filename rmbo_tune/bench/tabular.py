@@ -47,10 +47,12 @@ the target's grid.
 ``--batch K`` keeps K evaluations in flight, as Tune does with ``max_concurrent_trials=K``:
 the engine holds K pending suggestions, and each time the oldest one's value is told it is
 asked for a new one (regret is counted in evaluations told). ``--continuous`` searches the
-whole cube instead, as a Tune search space of ranges and choices would (categorical columns
-one-hot, projected to a valid choice): a point's value is that of the nearest config of the
-target's table (in cube coordinates), told at the point itself, and the same config may be
-evaluated again.
+whole cube instead, as a Tune search space of ranges and choices would be (categorical
+columns one-hot, projected to a valid choice): a point's value is the multilinear
+interpolation of the target's table over the numeric coordinates, within its choice of
+categories, told at the point itself. Interpolated values are convex combinations of table
+values, so the grid's best config is still the optimum; it needs tables that are full
+grids (the boosting, random-forest and nearest-neighbour suites, not SVM).
 The meta-task GPs are fitted once per target and seed and shared by the meta methods
 (``rm-gp-ucb``, ``rm-gp-ts``, ``rgpe``, ``taf``), so they differ only in how they use them.
 That fit costs O(n^3) in a meta-task's rows: above a few hundred rows per task, use
@@ -172,8 +174,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument(
         "--continuous",
         action="store_true",
-        help="search the continuous space (categorical columns one-hot) instead of the grid; "
-        "a point's value is that of the nearest config",
+        help="search the continuous space (categorical columns one-hot) instead of the grid, "
+        "values between configs interpolated (full grids only)",
     )
     p.add_argument(
         "--meta-samples", type=positive_int, default=None, help="rows per meta-task (suite: 50)"

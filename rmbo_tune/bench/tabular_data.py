@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.interpolate import RegularGridInterpolator
 from scipy.spatial import cKDTree
 
 from rmbo_tune.engine.types import Array
@@ -120,6 +121,61 @@ class TabularTask:
     def best(self, mode: str) -> float:
         """Best metric value of the grid."""
         return float(self.values.max() if mode == "max" else self.values.min())
+
+
+class GridInterpolation:
+    """A task's values between its configs: multilinear interpolation over the numeric cube
+    coordinates, within each combination of categories (``scipy.interpolate``'s
+    ``RegularGridInterpolator``). Each value is a convex combination of table values, so the
+    grid's best config stays the best point of the cube.
+
+    Parameters
+    ----------
+    task : TabularTask
+        Its configs must form the full product of each numeric coordinate's values within
+        every combination of categories.
+    encoding : Encoding
+        The benchmark's encoding (which coordinates are one-hot).
+
+    Raises
+    ------
+    ValueError
+        Naming the task's file when its configs are not such a grid.
+    """
+
+    def __init__(self, task: TabularTask, encoding: Encoding) -> None:
+        onehot = np.array(["=" in f for f in encoding.features])
+        X = task.X
+        axes = {j: np.unique(X[:, j]) for j in np.flatnonzero(~onehot)}
+        self._num = [j for j, a in axes.items() if len(a) > 1]
+        self._cat = np.flatnonzero(onehot)
+        grids = [axes[j] for j in self._num]
+        shape = tuple(len(a) for a in grids)
+        self._low = np.array([a[0] for a in grids])
+        self._high = np.array([a[-1] for a in grids])
+        self._tables: dict[tuple, RegularGridInterpolator] = {}
+        keys = [tuple(row) for row in X[:, self._cat].astype(int)]
+        for key in sorted(set(keys)):
+            rows = [i for i, k in enumerate(keys) if k == key]
+            if len(rows) != int(np.prod(shape)):
+                names = [encoding.features[j] for j in self._num]
+                raise ValueError(
+                    f"{task.path}: configs are not a full grid over {names} "
+                    f"({len(rows)} of {int(np.prod(shape))} combinations for one choice of "
+                    "categories); a continuous search needs one"
+                )
+            table = np.empty(shape)
+            index = tuple(
+                np.searchsorted(a, X[rows, j]) for a, j in zip(grids, self._num, strict=True)
+            )
+            table[index] = task.values[rows]
+            self._tables[key] = RegularGridInterpolator(grids, table)
+
+    def __call__(self, x: Array) -> float:
+        """The value at one point of the cube whose one-hot coordinates are projected."""
+        key = tuple(np.rint(x[self._cat]).astype(int))
+        z = np.clip(x[self._num], self._low, self._high)
+        return float(self._tables[key](z[None, :])[0])
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from rmbo_tune.bench import report
-from rmbo_tune.bench.tabular_data import Array, TabularBenchmark, TabularTask
+from rmbo_tune.bench.tabular_data import Array, GridInterpolation, TabularBenchmark, TabularTask
 from rmbo_tune.engine import METHODS, MetaBO
 from rmbo_tune.engine.methods import META_METHODS
 
@@ -114,7 +114,7 @@ def search(
     mode: str,
     budget: int,
     batch: int = 1,
-    continuous: bool = False,
+    value_at: Callable[[Array], float] | None = None,
 ) -> dict[str, Any]:
     """Run a fresh engine for ``budget`` evaluations of the target's table.
 
@@ -136,10 +136,11 @@ def search(
         Evaluations; at most the target's number of configs.
     batch : int
         Evaluations in flight at once.
-    continuous : bool
-        The engine searches the whole cube (:func:`make_engines` with ``project``); a point's
-        value is that of the nearest config in the table, told at the point itself, and
-        a config may be evaluated again.
+    value_at : callable, optional
+        The value of a point anywhere in the cube, for an engine that searches the whole
+        cube (:func:`make_engines` with ``project``; for example
+        :class:`~rmbo_tune.bench.tabular_data.GridInterpolation`), told at the point itself.
+        ``configs`` then records the nearest config of each point, which may repeat.
 
     Returns
     -------
@@ -164,7 +165,7 @@ def search(
             x = opt.ask()
             ask_s = time.perf_counter() - t0
             i = int(np.argmin(((target.X - x) ** 2).sum(axis=1)))
-            if i in asked and not continuous:
+            if i in asked and value_at is None:
                 raise RuntimeError(
                     f"{opt.method} suggested config {target.configs[i]} of {target.name} twice"
                 )
@@ -172,9 +173,10 @@ def search(
             in_flight.append((x, i, ask_s))
         x, i, ask_s = in_flight.popleft()
         t0 = time.perf_counter()
-        opt.tell(x, sign * float(target.values[i]))
+        value = float(target.values[i]) if value_at is None else value_at(x)
+        opt.tell(x, sign * value)
         seconds.append(ask_s + time.perf_counter() - t0)
-        values.append(float(target.values[i]))
+        values.append(value)
     weights = [
         dict(zip(meta_names, r["weights"], strict=True))
         if isinstance(r.get("weights"), list) and len(r["weights"]) == len(meta_names)
@@ -266,19 +268,13 @@ def _target_runs(job: tuple) -> list[tuple[str, dict[str, Any]]]:
     # 2-6x slower.
     with ThreadpoolController().limit(limits=1, user_api="blas"):
         project = bench.encoding.project if cont else None
+        value_at = GridInterpolation(target, bench.encoding) if cont else None
         engines = make_engines(
             methods, target, meta, seed=engine_seed, options=options, project=project
         )
         for method, (opt, setup) in engines.items():
-            rec = search(
-                opt,
-                target,
-                meta_names,
-                mode=bench.mode,
-                budget=budget,
-                batch=batch,
-                continuous=cont,
-            )
+            kwargs = {"mode": bench.mode, "budget": budget, "batch": batch, "value_at": value_at}
+            rec = search(opt, target, meta_names, **kwargs)
             rec = {"target": target.name, "seed": s, "meta_tasks": meta_names, **rec}
             out.append((method, {**rec, "setup_seconds": setup}))
     return out
@@ -333,8 +329,9 @@ def run(
     batch : int
         Evaluations in flight at once in each search (:func:`search`).
     continuous : bool
-        Search the continuous cube with a nearest-config lookup (:func:`search`) instead of
-        the grid.
+        Search the whole cube instead of the grid, the values between configs interpolated
+        (:class:`~rmbo_tune.bench.tabular_data.GridInterpolation`; every target's configs
+        must form a grid).
 
     Returns
     -------
@@ -352,6 +349,9 @@ def run(
         raise ValueError(f"batch must be a positive integer, got {batch!r}")
     names = [t.name for t in bench.tasks]
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
+    if continuous:
+        for name in chosen:  # raises early for a target that is not a grid
+            GridInterpolation(bench.task(name), bench.encoding)
     rest = (seed, options, batch, bool(continuous))
     jobs = [
         (bench, names.index(name), s, list(methods), budget, meta_samples, meta_tasks, *rest)

@@ -78,6 +78,30 @@ def test_loads_and_encodes_the_grid(grid: Path) -> None:
     np.testing.assert_array_equal(enc.project(target.X), target.X)
 
 
+def test_grid_interpolation_passes_through_the_configs_and_stays_within_them(
+    grid: Path, tmp_path: Path
+) -> None:
+    bench = tabular_data.load_tabular(grid, mode="min", metric="loss")
+    target = bench.task("target")
+    value_at = tabular_data.GridInterpolation(target, bench.encoding)
+    np.testing.assert_allclose([value_at(x) for x in target.X], target.values, rtol=1e-12)
+    # Halfway between two neighbouring x values (same lr and kind): their mean.
+    a, b = (target.configs.index((x, float(LRS[4]), "b")) for x in (XS[2], XS[3]))
+    mid = (target.X[a] + target.X[b]) / 2
+    assert value_at(mid) == pytest.approx(target.values[[a, b]].mean())
+    points = bench.encoding.project(np.random.default_rng(0).random((200, 5)))
+    values = np.array([value_at(x) for x in points])
+    assert values.min() >= target.values.min() and values.max() <= target.values.max()
+    # A table that is not a full grid is named.
+    rows = [[x, lr, "a", 1.0] for x in XS for lr in LRS][:-1]
+    (tmp_path / "holes").mkdir()
+    for name in ("p", "q"):
+        _write_csv(tmp_path / "holes" / f"{name}.csv", ["x", "lr", "kind", "loss"], rows)
+    holes = tabular_data.load_tabular(tmp_path / "holes", mode="min", metric="loss")
+    with pytest.raises(ValueError, match=r"p\.csv: configs are not a full grid over"):
+        tabular_data.GridInterpolation(holes.task("p"), holes.encoding)
+
+
 def test_mismatched_columns_name_the_file(tmp_path: Path) -> None:
     _write_csv(tmp_path / "a.csv", ["x", "y", "value"], [[1, 2, 0.5], [2, 1, 0.4]])
     _write_csv(tmp_path / "b.csv", ["x", "z", "value"], [[1, 2, 0.5], [2, 1, 0.4]])

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from rmbo_tune.bench import tabular_runs
-from rmbo_tune.bench.tabular_data import load_tabular
+from rmbo_tune.bench.tabular_data import GridInterpolation, load_tabular
 from rmbo_tune.engine import METHODS
 from tests.bench.test_tabular_data import KINDS, SHIFTS, _loss, _write_csv, write_grid
 
@@ -125,21 +125,23 @@ def test_a_run_can_draw_a_few_meta_tasks_per_target_and_seed(grid: Path) -> None
             tabular_runs.run(bench, **kwargs, meta_tasks=bad)
 
 
-def test_a_continuous_search_reads_the_nearest_config(grid: Path) -> None:
+def test_a_continuous_search_reads_the_interpolated_table(grid: Path) -> None:
     bench = load_tabular(grid, mode="min", metric="loss")
     target = bench.task("near1")
+    value_at = GridInterpolation(target, bench.encoding)
     meta_names, meta = tabular_runs._meta_tasks(bench, target, 20, np.random.default_rng(0))
     engines = tabular_runs.make_engines(
         ["rm-gp-ucb", "gp-ucb"], target, meta, seed=0, project=bench.encoding.project
     )
     for method, (opt, _) in engines.items():
         assert opt.candidates is None, method
-        rec = tabular_runs.search(opt, target, meta_names, mode="min", budget=6, continuous=True)
+        kwargs = {"mode": "min", "budget": 6, "value_at": value_at}
+        rec = tabular_runs.search(opt, target, meta_names, **kwargs)
         told = zip(opt.target.X_fit, opt.target.y_list, rec["configs"], rec["values"], strict=True)
         for x, y, i, value in told:
             assert np.all(np.isin(x[2:], [0.0, 1.0])) and x[2:].sum() == 1.0  # one-hot kind
             assert i == int(np.argmin(((target.X - x) ** 2).sum(axis=1)))
-            assert value == target.values[i] and y == -value
+            assert value == value_at(x) and y == -value
     doc = tabular_runs.run(bench, methods=["gp-ucb"], budget=4, n_seeds=1, continuous=True)
     assert doc["settings"]["continuous"] is True
 
