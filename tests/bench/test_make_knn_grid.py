@@ -1,11 +1,11 @@
 import csv
-import itertools
 from pathlib import Path
 
 import pytest
 
 from rmbo_tune.bench import make_hgb_grid, make_knn_grid, tabular
 from rmbo_tune.bench.tabular_data import load_tabular
+from tests.bench.test_make_hgb_grid import assert_shipped_grid
 
 DATA = Path(make_knn_grid.__file__).resolve().parent / "data" / "knn-grid"
 CATEGORICAL = ("scaler", "metric", "weights")
@@ -16,15 +16,7 @@ def _config(row: dict[str, str]) -> tuple:
 
 
 def test_shipped_files_hold_the_whole_grid_for_every_dataset():
-    files = sorted(DATA.glob("*.csv"))
-    assert {f.stem for f in files} == set(make_hgb_grid.datasets())
-    grid = set(itertools.product(*make_knn_grid.GRID.values()))
-    for f in files:
-        with open(f) as fh:
-            rows = list(csv.DictReader(fh))
-        assert {_config(r) for r in rows} == grid, f
-        assert len(rows) == len(grid), f
-        assert all(0.0 <= float(r["value"]) <= 1.0 for r in rows)
+    assert_shipped_grid(DATA, make_knn_grid.GRID, categorical=CATEGORICAL)
 
 
 def test_evaluate_reproduces_a_shipped_value():

@@ -28,6 +28,17 @@ def _target(rng, f, n=12):
     return ScaledGP.from_hyper(X, f(X), HYPER, kind="matern52")
 
 
+def _assert_gradients(model, points):
+    """``predict_with_grad`` agrees with ``predict`` and with its finite differences."""
+    for x in points:
+        mu, sd, dmu, dsd = model.predict_with_grad(x)
+        np.testing.assert_allclose((mu, sd), [v[0] for v in model.predict(x[None])], rtol=1e-9)
+        fd_mu = finite_difference(lambda z: model.predict(z[None])[0][0], x)
+        fd_sd = finite_difference(lambda z: model.predict(z[None])[1][0], x)
+        np.testing.assert_allclose(dmu, fd_mu, rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(dsd, fd_sd, rtol=1e-4, atol=1e-6)
+
+
 def _basis(rng, target, meta, weights):
     fixed = rng.random((200, 2))
     mu_fixed = meta.predict(fixed)[0]
@@ -96,26 +107,14 @@ def test_pending_points_are_hallucinated_at_the_models_own_mean(rng):
     np.testing.assert_allclose(both.predict(Xs)[1], target.scale * np.sqrt(var), rtol=1e-5)
     mu_f, sigma_f = both.fixed_predictions(*pending.predict(fixed))
     np.testing.assert_allclose((mu_f, sigma_f), both.predict(fixed), rtol=1e-9, atol=1e-12)
-    for x in Xs[:3]:
-        mu, sd, dmu, dsd = both.predict_with_grad(x)
-        np.testing.assert_allclose((mu, sd), [v[0] for v in both.predict(x[None])], rtol=1e-9)
-        fd_mu = finite_difference(lambda z: both.predict(z[None])[0][0], x)
-        fd_sd = finite_difference(lambda z: both.predict(z[None])[1][0], x)
-        np.testing.assert_allclose(dmu, fd_mu, rtol=1e-4, atol=1e-6)
-        np.testing.assert_allclose(dsd, fd_sd, rtol=1e-4, atol=1e-6)
+    _assert_gradients(both, Xs[:3])
 
 
 def test_gradients_match_finite_differences(rng):
     meta = _meta(rng, [_f, lambda X: -X[:, 1]])
     target = _target(rng, _f)
     basis, _ = _basis(rng, target, meta, np.array([0.5, 0.5]))
-    for x in rng.random((4, 2)):
-        mu, sd, dmu, dsd = basis.predict_with_grad(x)
-        np.testing.assert_allclose((mu, sd), [v[0] for v in basis.predict(x[None])], rtol=1e-9)
-        fd_mu = finite_difference(lambda z: basis.predict(z[None])[0][0], x)
-        fd_sd = finite_difference(lambda z: basis.predict(z[None])[1][0], x)
-        np.testing.assert_allclose(dmu, fd_mu, rtol=1e-4, atol=1e-6)
-        np.testing.assert_allclose(dsd, fd_sd, rtol=1e-4, atol=1e-6)
+    _assert_gradients(basis, rng.random((4, 2)))
 
 
 @pytest.mark.parametrize(("sign", "low", "high"), [(1.0, 0.5, 2.0), (-1.0, -2.0, -0.5)])
