@@ -6,6 +6,7 @@ observation exactly once."""
 import glob
 import json
 import os
+import pickletools
 import re
 import signal
 import subprocess
@@ -58,43 +59,69 @@ def _env(**extra):
 
 
 # Ray Tune 2.60 writes its own experiment_state-*.json in place (open "w", json.dump), not
-# through a temporary file and a rename as it does the searcher's state: a SIGKILL during
-# that write leaves the file empty or cut, and Tune.restore then starts the experiment over.
-# The tests keep the last complete version of each such file and put it back after a kill
-# that tore one, which is what an atomic write would have left; the searcher's own files are
-# never touched, so what is tested is RMBOSearcher's restore.
-_TUNE_STATES: dict[str, str] = {}
+# through a temporary file and a rename as it does the searcher's state, and its background
+# sync copies its search generator's search_gen_state-*.json (a pickle) into the experiment
+# directory non-atomically: a SIGKILL during either write leaves the file empty or cut, and
+# Tuner.restore then starts the experiment over (experiment state) or fails with EOFError
+# (search generator). The tests keep the last complete version of each such file and put it
+# back after a kill that tore one, which is what an atomic write would have left; the
+# searcher's own files are never touched, so what is tested is RMBOSearcher's restore.
+
+
+def _complete_json(data: bytes) -> bool:
+    try:
+        json.loads(data)
+    except ValueError:
+        return False
+    return True
+
+
+def _complete_pickle(data: bytes) -> bool:
+    """Whether ``data`` is a whole pickle, read opcode by opcode (nothing is unpickled)."""
+    try:
+        ops = list(pickletools.genops(data))
+    except ValueError:  # cut before its STOP opcode
+        return False
+    return bool(ops) and ops[-1][0].name == "STOP"
+
+
+_TUNE_FILES = {
+    "experiment_state-*.json": _complete_json,
+    "search_gen_state-*.json": _complete_pickle,
+}
+_TUNE_STATES: dict[str, bytes] = {}
 
 
 def _keep_tune_states(exp_dir):
-    for path in glob.glob(os.path.join(exp_dir, "experiment_state-*.json")):
-        try:
-            with open(path) as fh:
-                text = fh.read()
-            json.loads(text)
-        except (OSError, ValueError):
-            continue  # being written
-        _TUNE_STATES[path] = text
+    for pattern, complete in _TUNE_FILES.items():
+        for path in glob.glob(os.path.join(exp_dir, pattern)):
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                continue
+            if complete(data):  # else being written
+                _TUNE_STATES[path] = data
 
 
 def _repair_torn_tune_state(exp_dir):
-    """Put back the last complete version of a Tune state file the kill tore; True if one
+    """Put back the last complete version of each Tune state file the kill tore; True if one
     was torn."""
-    paths = sorted(glob.glob(os.path.join(exp_dir, "experiment_state-*.json")))
-    if not paths:
-        return False
-    try:
-        with open(paths[-1]) as fh:
-            json.load(fh)
-        return False
-    except ValueError:
-        pass
-    if paths[-1] in _TUNE_STATES:
-        with open(paths[-1], "w") as fh:
-            fh.write(_TUNE_STATES[paths[-1]])
-    else:  # torn at its first write: the previous session's file is the latest complete one
-        os.remove(paths[-1])
-    return True
+    torn = False
+    for pattern, complete in _TUNE_FILES.items():
+        paths = sorted(glob.glob(os.path.join(exp_dir, pattern)))
+        if not paths:
+            continue
+        with open(paths[-1], "rb") as fh:
+            if complete(fh.read()):
+                continue
+        torn = True
+        if paths[-1] in _TUNE_STATES:
+            with open(paths[-1], "wb") as fh:
+                fh.write(_TUNE_STATES[paths[-1]])
+        else:  # torn at its first write: the previous session's file is the latest complete one
+            os.remove(paths[-1])
+    return torn
 
 
 def _wait_for_state(exp_dir, proc, ready, timeout=180):
@@ -247,7 +274,11 @@ def test_a_tune_state_older_than_the_searchers_resumes_without_waiting_on_lost_t
     old = {}
     while not old:  # a complete Tune state from this point of the run
         _keep_tune_states(exp_dir)
-        old = {p: text for p, text in _TUNE_STATES.items() if p.startswith(exp_dir + os.sep)}
+        old = {
+            p: data.decode()
+            for p, data in _TUNE_STATES.items()
+            if p.startswith(os.path.join(exp_dir, "experiment_state-"))
+        }
     known = {t for text in old.values() for t in re.findall(r'trial_id\\": \\"(\w+)', text)}
     later = _wait_for_state(exp_dir, proc, lambda s: len(set(s["live"]) - known) == 2)
     assert later is not None, proc.stdout.read()
