@@ -282,7 +282,7 @@ def test_a_tune_state_older_than_the_searchers_resumes_without_waiting_on_lost_t
     known = {t for text in old.values() for t in re.findall(r'trial_id\\": \\"(\w+)', text)}
     later = _wait_for_state(exp_dir, proc, lambda s: len(set(s["live"]) - known) == 2)
     assert later is not None, proc.stdout.read()
-    _kill_driver(proc)
+    _kill_driver(proc, exp_dir)  # a search-generator file the kill cut is put back too
     # The kill can cut the copy of the searcher's state (restored from its history then).
     lost = set((_latest_state(exp_dir) or later)["live"]) - known
     for path, text in old.items():
