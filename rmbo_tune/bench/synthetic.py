@@ -41,6 +41,7 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "rm-gp-ucb-per-task": ("rm-gp-ucb", {"output_scaling": "per-task"}),
     "rm-gp-ts": ("rm-gp-ts", {}),
     "gp-ucb": ("gp-ucb", {}),
+    "gp-ts": ("gp-ts", {}),
     "rm-gp-ucb-paper": ("rm-gp-ucb", {"variant": "paper"}),
     "rm-gp-ucb-beta1": ("rm-gp-ucb", {"beta_scale": 1.0}),
     "gp-ucb-beta1": ("gp-ucb", {"beta_scale": 1.0}),

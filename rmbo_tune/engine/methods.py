@@ -202,6 +202,8 @@ REGISTRY: dict[str, Method] = {
     "rm-gp-ucb": Method(uses_meta=True, robust=True, build=_rm_gp_ucb, cold=_gp_ucb),
     "rm-gp-ts": Method(uses_meta=True, robust=True, build=_rm_gp_ts, cold=_thompson),
     "gp-ucb": Method(uses_meta=False, robust=False, build=_gp_ucb),
+    # RM-GP-TS's target branch alone: the cold form it reduces to once nu reaches 0.
+    "gp-ts": Method(uses_meta=False, robust=False, build=_thompson),
     "rgpe": Method(uses_meta=True, robust=False, build=_rgpe, cold=_gp_ucb),
     "taf": Method(uses_meta=True, robust=False, build=_taf, cold=_gp_ucb),
     # The meta-tasks' best inputs first (MetaBO's initial design), then GP-UCB.

@@ -136,11 +136,12 @@ class MetaBOOptions:
         L-BFGS-B iterations per refinement.
     n_rff_features : int
         Random Fourier features for Thompson sampling (paper: 120).
-    ts_scale : {"beta", "none"}
-        RM-GP-TS's target samples are drawn from ``GP(mu_t, beta_t^2 sigma_t^2)`` ("beta",
-        eq. 3 of the paper) or from the posterior itself, ``GP(mu_t, sigma_t^2)`` ("none",
-        what the authors' appendix describes running). A repeat escalation doubles the
-        samples' spread either way.
+    ts_scale : {"none", "beta"}
+        RM-GP-TS's and GP-TS's target samples are drawn from the posterior itself,
+        ``GP(mu_t, sigma_t^2)`` ("none", what the authors' appendix describes running), or
+        from ``GP(mu_t, beta_t^2 sigma_t^2)`` ("beta", eq. 3 of the paper), which explores
+        more and refines less (``docs/benchmarks.md``, "Thompson sampling"). A repeat
+        escalation doubles the samples' spread either way.
     ts_pool_size : int
         Posterior samples drawn ahead of time per meta-task for RM-GP-TS.
     duplicate_tol : float
@@ -204,7 +205,7 @@ class MetaBOOptions:
     polish_target: bool = False
     polish_maxiter: int = 15
     n_rff_features: int = 128
-    ts_scale: str = "beta"
+    ts_scale: str = "none"
     ts_pool_size: int = 16
     duplicate_tol: float = 1e-6
     pending_penalty: bool = True

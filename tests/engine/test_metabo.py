@@ -503,7 +503,9 @@ def test_paper_variant_sets_the_papers_options_unless_given():
 
 def test_state_of_version_1_loads_with_that_engines_options():
     X = np.random.default_rng(0).random((10, 2))
-    opt = MetaBO(2, [(X, X.sum(1))], "rm-gp-ucb", seed=0, variant="paper", beta_scale=1.0)
+    opt = MetaBO(
+        2, [(X, X.sum(1))], "rm-gp-ucb", seed=0, variant="paper", beta_scale=1.0, ts_scale="beta"
+    )
     state = opt.state_dict()
     state["version"] = 1
     for name in ("variant", "gap_estimate", "hyper_prior", "probe", "target_warp", "ts_scale"):

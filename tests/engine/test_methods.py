@@ -13,7 +13,7 @@ def test_name_lists_derive_from_the_registry() -> None:
     assert methods.METHODS == tuple(methods.REGISTRY)
     assert set(methods.ROBUST_METHODS) == {"rm-gp-ucb", "rm-gp-ts"}
     assert set(methods.ROBUST_METHODS) <= set(methods.META_METHODS)
-    assert "gp-ucb" not in methods.META_METHODS and "random" not in methods.META_METHODS
+    assert not {"gp-ucb", "gp-ts", "random"} & set(methods.META_METHODS)
 
 
 def test_unknown_method_names_the_choices() -> None:
@@ -26,6 +26,7 @@ def test_meta_methods_without_meta_tasks_fall_back_to_their_cold_form() -> None:
     assert reg["rm-gp-ucb"].builder(False) is reg["gp-ucb"].builder(False)
     assert reg["rgpe"].builder(False) is reg["gp-ucb"].builder(True)
     assert reg["rm-gp-ts"].builder(False) is not reg["rm-gp-ts"].builder(True)
+    assert reg["rm-gp-ts"].builder(False) is reg["gp-ts"].builder(True)
     assert reg["random"].builder(True) is None
 
 
@@ -36,6 +37,7 @@ def test_meta_methods_without_meta_tasks_fall_back_to_their_cold_form() -> None:
         ("rgpe", {"ensemble"}),
         ("taf", {"ensemble"}),
         ("gp-ucb", {"target"}),
+        ("gp-ts", {"target"}),
         ("random", {"random"}),
     ],
 )
@@ -146,3 +148,17 @@ def test_an_escalation_widens_the_thompson_sample(monkeypatch, ts_scale) -> None
         np.testing.assert_allclose(ratios, 2.0 ** np.arange(len(ask)))
         if ts_scale == "none":
             assert ask[0] == 1.0
+
+
+def test_gp_ts_ignores_the_meta_tasks_and_searches_as_rm_gp_ts_without_them() -> None:
+    rng = np.random.default_rng(3)
+    X = rng.random((12, 2))
+    warm = MetaBO(2, [(X, X.sum(1))], "gp-ts", seed=4)
+    cold = MetaBO(2, [], "rm-gp-ts", seed=4)
+    assert warm.n_meta_tasks == 0
+    for _ in range(8):
+        a, b = warm.ask(), cold.ask()
+        np.testing.assert_array_equal(a, b)
+        warm.tell(a, float(-((a - 0.3) ** 2).sum()))
+        cold.tell(b, float(-((b - 0.3) ** 2).sum()))
+    assert {r["branch"] for r in warm.history} == {"initial", "target"}
