@@ -101,7 +101,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--methods",
         nargs="+",
         default=["rm-gp-ucb", "gp-ucb"],
-        choices=["rm-gp-ucb", "rm-gp-ts", "gp-ucb", "rgpe", "taf", "random"],
+        choices=["rm-gp-ucb", "rm-gp-ts", "gp-ucb", "gp-ts", "rgpe", "taf", "random"],
     )
     add_run_options(p, seed_help="function k is drawn from (seed, k)", max_concurrent=False)
     args = p.parse_args(argv)
