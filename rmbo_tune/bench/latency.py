@@ -94,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     p.add_argument("--iterations", type=positive_int, default=50)
     p.add_argument(
-        "--methods", nargs="+", default=["rm-gp-ucb", "rm-gp-ts", "gp-ucb", "rgpe", "taf"]
+        "--methods", nargs="+", default=["rm-gp-ucb", "rm-gp-ts", "gp-ucb", "gp-ts", "rgpe", "taf"]
     )
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
