@@ -1,0 +1,33 @@
+"""The latency benchmark: its tasks and the table it prints."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rmbo_tune.bench import latency
+
+
+def test_tasks_track_the_target_except_the_noise_ones() -> None:
+    rng = np.random.default_rng(0)
+    f, tasks = latency.make_tasks(rng, n_tasks=6, n_obs=200, dim=3, n_noise=2)
+    assert len(tasks) == 6 and all(X.shape == (200, 3) for X, _ in tasks)
+    corr = [np.corrcoef(f(X), y)[0, 1] for X, y in tasks]
+    assert min(corr[:4]) > 0.5  # the target plus a smaller smooth offset
+    assert max(abs(c) for c in corr[4:]) < 0.2  # pure noise
+
+
+def test_a_noise_count_beyond_the_tasks_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"n_noise must be in \[0, 3\], got 4"):
+        latency.make_tasks(np.random.default_rng(0), n_tasks=3, n_obs=5, dim=2, n_noise=4)
+
+
+def test_the_table_has_a_row_per_method_and_the_joint_gp(capsys) -> None:
+    args = ["--tasks", "3", "--obs", "12", "--dim", "2", "--noise-tasks", "1"]
+    latency.main([*args, "--iterations", "10", "--methods", "gp-ucb", "gp-ts"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    names = [r.split(" | ")[0] for r in rows[1:]]
+    assert names == ["| gp-ucb", "| gp-ts", "| joint GP, 46 obs (one factorization + predict)"]
+    assert all(r.count("|") == 8 for r in rows)
+    with pytest.raises(SystemExit):
+        latency.main([*args, "--iterations", "9"])
