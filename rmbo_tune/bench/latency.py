@@ -23,7 +23,12 @@ from collections.abc import Sequence  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from rmbo_tune.bench.options import nonnegative_int, positive_int  # noqa: E402
+from rmbo_tune.bench.options import (  # noqa: E402
+    add_option_argument,
+    nonnegative_int,
+    parse_options,
+    positive_int,
+)
 from rmbo_tune.engine import MetaBO  # noqa: E402
 from rmbo_tune.engine.gp import GaussianProcess, GPHyperparameters  # noqa: E402
 
@@ -57,10 +62,12 @@ def make_tasks(rng: np.random.Generator, *, n_tasks: int, n_obs: int, dim: int, 
     return f, tasks
 
 
-def time_method(method: str, f, tasks, *, dim: int, n_iter: int, seed: int) -> dict:
+def time_method(
+    method: str, f, tasks, *, dim: int, n_iter: int, seed: int, options: dict | None = None
+) -> dict:
     """Construction time and per-iteration (tell + ask) times of one method."""
     t0 = time.perf_counter()
-    opt = MetaBO(dim, tasks, method, seed=seed)
+    opt = MetaBO(dim, tasks, method, seed=seed, **(options or {}))
     build = time.perf_counter() - t0
     times = []
     x = opt.ask()
@@ -97,7 +104,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--methods", nargs="+", default=["rm-gp-ucb", "rm-gp-ts", "gp-ucb", "gp-ts", "rgpe", "taf"]
     )
     p.add_argument("--seed", type=int, default=0)
+    add_option_argument(p)
     a = p.parse_args(argv)
+    options = parse_options(a.option)
     rng = np.random.default_rng(a.seed)
     if a.iterations < 10:
         p.error(f"--iterations must be at least 10, got {a.iterations}")
@@ -106,7 +115,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(
         f"latency: M={a.tasks} x N={a.obs} ({a.noise_tasks} of pure noise), D={a.dim}, "
         f"{a.iterations} target observations, "
-        f"BLAS threads={os.environ.get('OPENBLAS_NUM_THREADS')}"
+        + "".join(f"{k}={v}, " for k, v in options.items())
+        + f"BLAS threads={os.environ.get('OPENBLAS_NUM_THREADS')}"
     )
     print(
         "| method | build (s) | median ms/iter | median 1-5 | median 1-10 | median 41-50 | max |"
@@ -114,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print("|---|---|---|---|---|---|---|")
     medians = {}
     for m in a.methods:
-        r = time_method(m, f, tasks, dim=a.dim, n_iter=a.iterations, seed=a.seed)
+        r = time_method(m, f, tasks, dim=a.dim, n_iter=a.iterations, seed=a.seed, options=options)
         t = 1000 * r["times"]
         medians[m] = float(np.median(t))
         print(

@@ -25,6 +25,7 @@ import warnings
 
 import numpy as np
 from scipy import linalg
+from scipy.spatial.distance import cdist
 
 from rmbo_tune.engine.gp import GPHyperparameters, ScaledGP, normal_scores
 from rmbo_tune.engine.kernels import kernel_from_r2
@@ -157,6 +158,42 @@ def clip_outliers(y: Array) -> tuple[Array, int]:
     return (np.clip(y, lo, hi) if n else y), n
 
 
+def thin(X: Array, y: Array, limit: int | None) -> Array:
+    """Sorted indices of at most ``limit`` rows of a meta-task, the rows its GP is fitted to.
+
+    The best ``limit // 4`` rows by ``y`` (the region of the task's optimum, which the
+    acquisition's meta-term needs sharply), then, one at a time, the row farthest (Euclidean,
+    in the unit cube) from every row chosen so far: a space-filling subset of the rest, from
+    which the GP still predicts the whole space. Deterministic (ties go to the first row),
+    so a restored engine fits the very same rows.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    y : ndarray of shape (n,)
+        Larger is better.
+    limit : int or None
+        None keeps every row.
+
+    Returns
+    -------
+    ndarray of int, shape (min(n, limit),)
+    """
+    n = len(y)
+    if limit is None or n <= limit:
+        return np.arange(n)
+    best = np.argsort(-y, kind="stable")[: limit // 4]
+    dist = cdist(X, X[best]).min(axis=1)
+    dist[best] = -1.0  # chosen: never again
+    rest = np.empty(limit - len(best), dtype=int)
+    for k in range(len(rest)):
+        i = int(np.argmax(dist))
+        rest[k] = i
+        dist = np.minimum(dist, np.sqrt(((X - X[i]) ** 2).sum(axis=1)))
+        dist[i] = -1.0
+    return np.sort(np.concatenate([best, rest]))
+
+
 def fit_meta_models(
     tasks: list[tuple[Array, Array]],
     hypers: list[GPHyperparameters | None],
@@ -174,7 +211,8 @@ def fit_meta_models(
     options : MetaBOOptions
         ``output_scaling`` ("rank": outputs replaced by normal scores, each task on its own
         scale; "shared": one map for all; "per-task": each standardized), ``kernel``,
-        ``n_restarts``, ``noise_floor``.
+        ``n_restarts``, ``noise_floor``, ``max_meta_observations`` (a larger task is fitted
+        to the rows :func:`thin` keeps, after its outputs were scaled in full).
     rng : numpy.random.Generator or None
         Restarts of the fits (unused when every hyperparameter is known).
     prior : LogNormalPrior or None
@@ -201,6 +239,8 @@ def fit_meta_models(
                     RuntimeWarning,
                     stacklevel=3,
                 )
+        keep = thin(X, y, options.max_meta_observations)
+        X, y = X[keep], y[keep]
         if hyper is not None:
             fitted.append(ScaledGP.from_hyper(X, y, hyper, kind=options.kernel))
             continue

@@ -120,6 +120,15 @@ class MetaBOOptions:
         none). Each restart begins at the most likely of 32 random hyperparameter settings.
     noise_floor : float
         Lower bound on the noise variance of standardized outputs.
+    max_meta_observations : int or None
+        Observations of one meta-task its GP is fitted to, at most (None: all). A larger
+        task keeps its best quarter of that many and fills the rest by farthest-point
+        selection from the others (:func:`~rmbo_tune.engine.meta_models.thin`), so that
+        its GP still covers the space. A GP fit costs O(n^3) per likelihood evaluation and
+        a prediction O(n^2) per point: ten earlier experiments of 1000 trials (D = 8) took
+        48 s to fit in full and 420 ms per suggestion, 2.0 s and 47 ms thinned to 256
+        (``docs/benchmarks.md``, "Large meta-tasks"). The default is twice the paper's
+        meta-task size (130) and leaves every shipped benchmark's meta-tasks whole.
     n_candidates : int
         Quasi-random candidates of the acquisition maximizer.
     n_local : int
@@ -199,6 +208,7 @@ class MetaBOOptions:
     min_fit_observations: int = 5
     n_restarts: int = 1
     noise_floor: float = 1e-6
+    max_meta_observations: int | None = 256
     n_candidates: int = 1024
     n_local: int = 64
     n_polish: int = 1
@@ -268,6 +278,13 @@ class MetaBOOptions:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+        limit = self.max_meta_observations
+        if limit is not None and (
+            not isinstance(limit, int) or isinstance(limit, bool) or limit < 8
+        ):
+            raise ValueError(
+                f"max_meta_observations must be an integer >= 8 or None, got {limit!r}"
+            )
         if self.n_initial is not None and (
             not isinstance(self.n_initial, int)
             or isinstance(self.n_initial, bool)

@@ -113,6 +113,8 @@ def load(
     if state["version"] == 1:
         # Written before these options existed: the behaviour of that engine.
         options = {**VERSION_1_OPTIONS, **options}
+    # Written before meta-tasks were thinned: that engine fitted every observation.
+    options.setdefault("max_meta_observations", None)
     tasks = [
         (_points(t["X"], dim, "meta-task X"), np.asarray(t["y"], dtype=np.float64))
         for t in state["meta_tasks"]

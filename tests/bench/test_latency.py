@@ -31,3 +31,21 @@ def test_the_table_has_a_row_per_method_and_the_joint_gp(capsys) -> None:
     assert all(r.count("|") == 8 for r in rows)
     with pytest.raises(SystemExit):
         latency.main([*args, "--iterations", "9"])
+
+
+def test_engine_options_reach_every_method_and_the_header(capsys, monkeypatch) -> None:
+    seen = []
+    real = latency.MetaBO
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("max_meta_observations"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(latency, "MetaBO", spy)
+    args = ["--tasks", "2", "--obs", "20", "--dim", "2", "--noise-tasks", "0"]
+    methods = ["--methods", "rm-gp-ucb", "gp-ucb"]
+    latency.main([*args, "--iterations", "10", *methods, "--option", "max_meta_observations=8"])
+    assert "max_meta_observations=8" in capsys.readouterr().out.splitlines()[0]
+    assert seen == [8, 8]
+    with pytest.raises(ValueError, match="max_meta_observations must be an integer >= 8"):
+        latency.main([*args, "--option", "max_meta_observations=2"])

@@ -1,9 +1,10 @@
 import numpy as np
 import pytest
+from scipy.spatial.distance import cdist
 
 from rmbo_tune.engine import MetaBO
 from rmbo_tune.engine.gp import GPHyperparameters, ScaledGP
-from rmbo_tune.engine.meta_models import MetaTaskModels, clip_outliers
+from rmbo_tune.engine.meta_models import MetaTaskModels, clip_outliers, thin
 from tests.conftest import finite_difference
 
 
@@ -102,3 +103,48 @@ def test_a_huge_meta_value_is_clipped_with_a_warning_not_a_crash(scaling):
         x = opt.ask()
         opt.tell(x, float(-((x - 0.3) ** 2).sum()))
     assert np.all(np.isfinite(opt.meta_weights)) and 0 < opt.nu < 1
+
+
+def test_thin_keeps_a_small_task_whole():
+    X = np.random.default_rng(0).random((20, 3))
+    np.testing.assert_array_equal(thin(X, X[:, 0], 20), np.arange(20))
+    np.testing.assert_array_equal(thin(X, X[:, 0], None), np.arange(20))
+
+
+def test_thin_keeps_the_best_quarter_and_covers_the_rest():
+    rng = np.random.default_rng(0)
+    # A search that clustered: 900 points near the optimum at 0.3, 100 spread out.
+    X = np.vstack(
+        [np.clip(0.3 + 0.02 * rng.standard_normal((900, 2)), 0, 1), rng.random((100, 2))]
+    )
+    y = -((X - 0.3) ** 2).sum(1)
+    keep = thin(X, y, 64)
+    assert len(keep) == 64 and len(np.unique(keep)) == 64
+    np.testing.assert_array_equal(keep, np.sort(keep))
+    assert set(np.argsort(-y)[:16]) <= set(keep)
+    # Every spread-out point is near a kept one; a random subset of 64 would mostly hold
+    # the cluster and leave the rest of the square far from any kept point.
+    gap = cdist(X[900:], X[keep]).min(axis=1).max()
+    random_gap = cdist(X[900:], X[rng.choice(1000, 64, replace=False)]).min(axis=1).max()
+    assert gap < 0.2 < random_gap
+    np.testing.assert_array_equal(thin(X, y, 64), keep)  # deterministic
+
+
+def test_thin_never_picks_a_row_twice_among_duplicates():
+    X = np.zeros((50, 2))
+    keep = thin(X, np.arange(50.0), 10)
+    assert len(np.unique(keep)) == 10
+
+
+def test_a_large_meta_task_is_fitted_to_max_meta_observations_rows():
+    rng = np.random.default_rng(0)
+    X = rng.random((300, 2))
+    tasks = [(X, -((X - 0.5) ** 2).sum(1)), (X[:40], X[:40, 0])]
+    opt = MetaBO(2, tasks, seed=0, max_meta_observations=100)
+    np.testing.assert_array_equal(opt.meta.sizes, [100, 40])
+    whole = MetaBO(2, tasks, seed=0, max_meta_observations=None)
+    np.testing.assert_array_equal(whole.meta.sizes, [300, 40])
+    # The kept rows carry the normal scores of the whole task, standardized.
+    keep = thin(X, tasks[0][1], 100)
+    kept, full = opt.meta.y_all[:100], whole.meta.y_all[:300][keep]
+    np.testing.assert_allclose(np.corrcoef(kept, full)[0, 1], 1.0)

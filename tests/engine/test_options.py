@@ -42,6 +42,8 @@ def test_paper_variant_is_the_papers_practice():
         ({"tau": -1.0}, "tau must be a finite number > 0"),
         ({"beta": -0.1}, "beta must be a finite number >= 0"),
         ({"n_candidates": 0}, "n_candidates must be an integer >= 1"),
+        ({"max_meta_observations": 4}, "max_meta_observations must be an integer >= 8 or None"),
+        ({"max_meta_observations": 100.0}, "max_meta_observations must be an integer"),
         ({"n_restarts": 1.5}, "n_restarts must be an integer"),
         ({"n_initial": -1}, "n_initial must be a non-negative integer"),
         ({"polish_target": "yes"}, "polish_target must be True or False"),

@@ -102,3 +102,25 @@ def test_a_contested_probe_continues_identically_after_a_round_trip() -> None:
     assert twin.options.probe_after == 2
     np.testing.assert_array_equal(twin.ask(), opt.ask())
     assert twin.history[-1]["branch"] == opt.history[-1]["branch"] == "probe"
+
+
+def test_a_thinned_meta_task_is_thinned_alike_after_a_round_trip() -> None:
+    rng = np.random.default_rng(0)
+    X = rng.random((60, 2))
+    opt = MetaBO(2, [(X, -((X - 0.3) ** 2).sum(1))], seed=1, max_meta_observations=20)
+    for _ in range(3):
+        x = opt.ask()
+        opt.tell(x, float(-np.sum((x - 0.4) ** 2)))
+    saved = json.loads(json.dumps(st.dump(opt)))
+    assert len(saved["meta_tasks"][0]["X"]) == 60  # the state keeps every observation
+    twin = MetaBO.from_state_dict(saved)
+    np.testing.assert_array_equal(twin.meta.models[0].gp.X, opt.meta.models[0].gp.X)
+    np.testing.assert_array_equal(twin.ask(), opt.ask())
+
+
+def test_a_state_without_max_meta_observations_fits_every_observation() -> None:
+    rng = np.random.default_rng(0)
+    X = rng.random((300, 2))
+    saved = st.dump(MetaBO(2, [(X, X[:, 0])], seed=1, max_meta_observations=None))
+    del saved["options"]["max_meta_observations"]
+    assert MetaBO.from_state_dict(saved).meta.sizes.tolist() == [300]
