@@ -127,8 +127,9 @@ class MetaBOOptions:
         its GP still covers the space. A GP fit costs O(n^3) per likelihood evaluation and
         a prediction O(n^2) per point: ten earlier experiments of 1000 trials (D = 8) took
         48 s to fit in full and 420 ms per suggestion, 2.0 s and 47 ms thinned to 256
-        (``docs/benchmarks.md``, "Large meta-tasks"). The default is twice the paper's
-        meta-task size (130) and leaves every shipped benchmark's meta-tasks whole.
+        (``docs/benchmarks.md``, "Large meta-tasks"). The default is twice the meta-task
+        size of the paper's scalability test (130) and leaves every shipped benchmark's
+        meta-tasks whole.
     n_candidates : int
         Quasi-random candidates of the acquisition maximizer.
     n_local : int
