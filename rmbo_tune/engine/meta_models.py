@@ -24,6 +24,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy import linalg
 from scipy.spatial.distance import cdist
 
@@ -158,7 +159,7 @@ def clip_outliers(y: Array) -> tuple[Array, int]:
     return (np.clip(y, lo, hi) if n else y), n
 
 
-def thin(X: Array, y: Array, limit: int | None) -> Array:
+def thin(X: Array, y: Array, limit: int | None) -> NDArray[np.intp]:
     """Sorted indices of at most ``limit`` rows of a meta-task, the rows its GP is fitted to.
 
     The best ``limit // 4`` rows by ``y`` (the region of the task's optimum, which the
