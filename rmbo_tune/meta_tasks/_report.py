@@ -6,6 +6,8 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from rmbo_tune.engine.options import MetaBOOptions
+
 
 @dataclass
 class LoadReport:
@@ -162,7 +164,9 @@ def format_report(tasks: Sequence[MetaTask], *, source_width: int = 48) -> str:
     -------
     str
         One row per task (name, source, reader, metric read, found, used, dropped by reason,
-        value range), a total row, then notes and extra config keys per task, if any.
+        value range), a total row, then per task, if any: that the searcher fits its GP to
+        fewer trials than it has (``max_meta_observations``), notes, and config keys not in
+        the search space.
     """
     header = ["task", "source", "read from", "metric", "found", "used", "dropped", "values"]
     rows = []
@@ -203,7 +207,13 @@ def format_report(tasks: Sequence[MetaTask], *, source_width: int = 48) -> str:
     out += [line(row) for row in rows[:-1]]
     out += [line(["-" * w for w in widths]), line(rows[-1])]
     extras = []
+    limit = MetaBOOptions().max_meta_observations
     for t in tasks:
+        if limit is not None and t.report.used > limit:
+            extras.append(
+                f"{t.name}: the searcher fits this task's GP to {limit} of its {t.report.used} "
+                "trials, its best quarter and a space-filling rest (max_meta_observations)"
+            )
         if t.report.notes:
             extras.append(f"{t.name}: notes: {_counts(t.report.notes)}")
         if t.report.extra_keys:

@@ -32,3 +32,12 @@ def test_format_report(runs):
     assert isinstance(tasks[0].report, LoadReport)
     assert tasks[0].report.summary().startswith("found 10, used 5; dropped ")
     assert repr(tasks[0]).startswith("MetaTask(name='messy', n=5")
+
+
+def test_a_task_beyond_the_fit_limit_is_named_with_it():
+    configs = [{"lr": 0.001 + 0.0003 * i} for i in range(300)]
+    small = ([{"lr": 0.01}, {"lr": 0.02}], [1.0, 2.0])
+    tasks = load_meta_tasks({"sweep": (configs, list(range(300))), "small": small}, "s", "max")
+    text = format_report(tasks)
+    assert "sweep: the searcher fits this task's GP to 256 of its 300 trials" in text
+    assert "small:" not in text
