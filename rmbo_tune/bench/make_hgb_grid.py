@@ -117,11 +117,14 @@ def evaluate(X: np.ndarray, y: np.ndarray, config: dict[str, float]) -> float:
     return float(cross_val_score(model, X, y, cv=folds, scoring="balanced_accuracy").mean())
 
 
+Loaders = Callable[[], dict[str, Callable[[], tuple[np.ndarray, np.ndarray]]]]
+
+
 def _dataset_rows(job: tuple) -> tuple[str, list[list], float]:
     """Every configuration of one dataset evaluated (one job of :func:`build`)."""
-    name, configs, evaluate = job
+    name, configs, evaluate, loaders = job
     start = time.time()
-    X, y = datasets()[name]()
+    X, y = loaders()[name]()
     return name, [[*c.values(), evaluate(X, y, c)] for c in configs], time.time() - start
 
 
@@ -130,9 +133,12 @@ def build(
     grid: dict[str, list],
     evaluate: Callable[[np.ndarray, np.ndarray, dict], float],
     description: str,
+    loaders: Loaders = datasets,
 ) -> None:
-    """The command line of a grid builder: ``grid`` evaluated on every dataset (or
-    ``--only``) by ``evaluate``, one CSV per dataset written to ``--out``."""
+    """The command line of a grid builder: ``grid`` evaluated on every dataset of
+    ``loaders()`` (or ``--only``) by ``evaluate``, one CSV per dataset written to ``--out``.
+    ``evaluate`` and ``loaders`` must be module-level functions (worker processes are
+    spawned)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--out", type=Path, required=True, help="folder receiving one CSV per dataset")
@@ -140,14 +146,14 @@ def build(
     p.add_argument("--processes", type=positive_int, default=1, help="datasets evaluated at once")
     args = p.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    loaders = datasets()
-    names = [n for n in args.only.split(",") if n] or list(loaders)
-    unknown = sorted(set(names) - set(loaders))
+    known = loaders()
+    names = [n for n in args.only.split(",") if n] or list(known)
+    unknown = sorted(set(names) - set(known))
     if unknown:
-        p.error(f"unknown dataset(s) {unknown}; known: {sorted(loaders)}")
+        p.error(f"unknown dataset(s) {unknown}; known: {sorted(known)}")
     keys = list(grid)
     configs = [dict(zip(keys, v, strict=True)) for v in itertools.product(*grid.values())]
-    jobs = [(name, configs, evaluate) for name in names]
+    jobs = [(name, configs, evaluate, loaders) for name in names]
     with get_context("spawn").Pool(args.processes) as pool:
         for name, rows, seconds in pool.imap_unordered(_dataset_rows, jobs):
             with open(args.out / f"{name}.csv", "w", newline="") as f:

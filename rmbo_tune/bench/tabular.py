@@ -1,8 +1,9 @@
 """Tabular benchmark: leave-one-task-out meta-BO on user-supplied grids of evaluated configs.
 
 ``rmbo-tune bench tabular --data DIR --mode min`` (or ``python -m rmbo_tune.bench.tabular``);
-``rmbo-tune bench tabular --suite svm`` or ``--suite hgb`` runs a meta-dataset shipped with
-the package (``rmbo_tune/bench/data``) with the paper's protocol as defaults.
+``rmbo-tune bench tabular --suite svm`` (or ``hgb``, ``rf``, ``knn``, ``mlp``) runs a
+meta-dataset shipped with the package (``rmbo_tune/bench/data``) with the paper's protocol
+as defaults.
 
 Data format
 -----------
@@ -122,6 +123,13 @@ SUITES: dict[str, dict[str, str]] = {
         "about": "nearest-neighbour grid (162 configs x 24 datasets, three categorical "
         "columns; rmbo_tune.bench.make_knn_grid)",
     },
+    "mlp": {
+        "folder": "mlp-grid",
+        "log_columns": "hidden_units,alpha,learning_rate_init",
+        "mode": "min",
+        "about": "neural-network regression grid (96 configs x 21 datasets, one categorical "
+        "column, error minimized; rmbo_tune.bench.make_mlp_grid)",
+    },
 }
 
 
@@ -200,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         p.error("give exactly one of --suite and --data")
     if a.suite is not None:
         suite = SUITES[a.suite]
-        a.data, a.mode = str(DATA_DIR / suite["folder"]), a.mode or "max"
+        a.data, a.mode = str(DATA_DIR / suite["folder"]), a.mode or suite.get("mode", "max")
         a.log_columns = a.log_columns or suite["log_columns"]
         a.meta_samples = 50 if a.meta_samples is None else a.meta_samples
         a.budget = 50 if a.budget is None else a.budget

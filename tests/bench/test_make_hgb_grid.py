@@ -9,23 +9,28 @@ from rmbo_tune.bench import make_hgb_grid
 DATA = Path(make_hgb_grid.__file__).resolve().parent / "data" / "hgb-grid"
 
 
-def assert_shipped_grid(folder: Path, grid: dict[str, list], categorical: tuple = ()) -> None:
-    """Every dataset of the family has one CSV in ``folder`` holding each config of ``grid``
-    once (numeric columns compared as floats), with values in [0, 1]."""
+def assert_shipped_grid(
+    folder: Path,
+    grid: dict[str, list],
+    categorical: tuple = (),
+    names: set[str] | None = None,
+    values: tuple[float, float] = (0.0, 1.0),
+) -> None:
+    """Every dataset of the family (``names``, default the boosting grid's) has one CSV in
+    ``folder`` holding each config of ``grid`` once (numeric columns compared as floats),
+    with values in the closed range ``values``."""
     files = sorted(folder.glob("*.csv"))
-    assert {f.stem for f in files} == set(make_hgb_grid.datasets())
+    assert {f.stem for f in files} == (names or set(make_hgb_grid.datasets()))
 
-    def config(values) -> tuple:
-        return tuple(
-            v if k in categorical else float(v) for k, v in zip(grid, values, strict=True)
-        )
+    def config(row) -> tuple:
+        return tuple(v if k in categorical else float(v) for k, v in zip(grid, row, strict=True))
 
     configs = {config(c) for c in itertools.product(*grid.values())}
     for f in files:
         with open(f) as fh:
             rows = list(csv.DictReader(fh))
         assert sorted(config([r[k] for k in grid]) for r in rows) == sorted(configs), f
-        assert all(0.0 <= float(r["value"]) <= 1.0 for r in rows)
+        assert all(values[0] <= float(r["value"]) <= values[1] for r in rows), f
 
 
 def test_shipped_files_hold_the_whole_grid_for_every_dataset():

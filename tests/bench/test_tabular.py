@@ -75,6 +75,19 @@ def test_suite_runs_the_shipped_svm_data_with_the_papers_protocol(tmp_path, caps
     assert "normalized regret @3" in (out / "results.md").read_text()
 
 
+def test_a_minimized_suite_runs_in_its_own_mode(tmp_path):
+    from rmbo_tune.bench import report
+
+    out = tmp_path / "mlp"
+    args = ["--suite", "mlp", "--targets", "diabetes", "--methods", "rm-gp-ucb"]
+    tabular.main([*args, "--budget", "3", "--seeds", "1", "--out", str(out)])
+    doc = report.load_results(out / "results.json")
+    assert doc["mode"] == "min"
+    run = doc["runs"]["rm-gp-ucb"][0]
+    # The optimum of an error is the grid's smallest value, and the worst its largest.
+    assert run["optimum"] == min(run["values"] + [run["optimum"]]) < run["worst"]
+
+
 def test_suite_and_data_are_exclusive(capsys):
     with pytest.raises(SystemExit):
         tabular.main(["--suite", "svm", "--data", "x", "--mode", "max"])
