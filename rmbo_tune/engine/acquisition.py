@@ -120,7 +120,12 @@ class UCB:
 
 
 class RMUCB:
-    """RM-GP-UCB (paper eq. 2); the meta term is skipped once ``nu == 0``."""
+    """RM-GP-UCB (paper eq. 2); the meta term is skipped once ``nu == 0``.
+
+    With ``incumbents`` (option ``meta_term="improvement"``) the meta term is each task's
+    predicted improvement over its incumbent, ``sum_i w_i max(0, mu_i(x) - incumbents_i)``,
+    instead of the weighted mean of the tasks' upper bounds.
+    """
 
     def __init__(
         self,
@@ -131,15 +136,20 @@ class RMUCB:
         nu: float,
         tau: float,
         cache: MetaCache | None,
+        incumbents: Array | None = None,
     ) -> None:
         self.ucb = UCB(target, beta)
         self.meta, self.weights, self.nu, self.tau, self.cache = meta, weights, nu, tau, cache
+        self.incumbents = incumbents
 
     def values(self, X: Array, fixed: bool = False) -> Array:
         out = (1.0 - self.nu) * self.ucb.values(X, fixed)
         if self.nu > 0.0:
             mu, sigma = meta_predictions(self.meta, self.cache, X, fixed)
-            out += self.nu * (self.weights @ (mu + self.tau * sigma))
+            if self.incumbents is None:
+                out += self.nu * (self.weights @ (mu + self.tau * sigma))
+            else:
+                out += self.nu * (self.weights @ np.maximum(mu - self.incumbents[:, None], 0.0))
         return out
 
     def value_and_grad(self, x: Array) -> tuple[float, Array]:
@@ -147,8 +157,13 @@ class RMUCB:
         val, grad = (1.0 - self.nu) * val, (1.0 - self.nu) * grad
         if self.nu > 0.0:
             mu, sigma, dmu, dsigma = self.meta.predict_with_grad(x)
-            val += self.nu * float(self.weights @ (mu + self.tau * sigma))
-            grad = grad + self.nu * (self.weights @ (dmu + self.tau * dsigma))
+            if self.incumbents is None:
+                val += self.nu * float(self.weights @ (mu + self.tau * sigma))
+                grad = grad + self.nu * (self.weights @ (dmu + self.tau * dsigma))
+            else:
+                active = (mu > self.incumbents) * self.weights
+                val += self.nu * float(active @ (mu - self.incumbents))
+                grad = grad + self.nu * (active @ dmu)
         return val, grad
 
 

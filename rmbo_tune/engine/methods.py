@@ -139,7 +139,12 @@ def _rm_gp_ucb(c: Context) -> acq.Acquisition:
     if c.nu == 0.0:
         return _gp_ucb(replace(c, target=target))
     c.record["branch"] = "combined"
-    return acq.RMUCB(target, c.beta, c.meta, c.weights, c.nu, c.options.tau, c.meta_cache())
+    incumbents = None
+    if c.options.meta_term == "improvement" and c.t > 0:
+        incumbents = c.meta.predict(c.X)[0].max(1)
+    return acq.RMUCB(
+        target, c.beta, c.meta, c.weights, c.nu, c.options.tau, c.meta_cache(), incumbents
+    )
 
 
 def _rm_gp_ts(c: Context) -> acq.Acquisition:

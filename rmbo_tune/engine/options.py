@@ -96,6 +96,15 @@ class MetaBOOptions:
         Default 0.2, the value the authors ran.
     tau : float
         Meta-task confidence multiplier (paper practice: 1).
+    meta_term : {"mean", "improvement"}
+        RM-GP-UCB's meta-task term. "mean" (default, eq. 2 of the paper): the meta-weights'
+        mean of the tasks' upper bounds, ``sum_i w_i (mu_i(x) + tau sigma_i(x))``.
+        "improvement": each task's predicted improvement over its best prediction at the
+        target's observed inputs, ``sum_i w_i max(0, mu_i(x) - max_j mu_i(x_j))`` (the meta
+        term of TAF, Wistuba et al. 2018; the mean until the first observation). Where the
+        earlier tasks fall into groups with different optima, it goes to another group's
+        optimum once the majority's has been evaluated; best with ``probe=False``
+        (docs/benchmarks.md, "The improvement meta-term"). RM-GP-TS is unaffected.
     eta_n : float
         ``eta * N``, the FTRL learning rate (paper: 1).
     r, epsilon : float
@@ -199,6 +208,7 @@ class MetaBOOptions:
     beta: float | None = None
     beta_scale: float = 0.2
     tau: float = 1.0
+    meta_term: str = "mean"
     eta_n: float = 1.0
     r: float = 0.7
     epsilon: float = 0.7
@@ -233,6 +243,7 @@ class MetaBOOptions:
             "target_warp": ("none", "rank"),
             "gap_aggregation": ("mean", "max"),
             "probe_point": ("informative", "lowest"),
+            "meta_term": ("mean", "improvement"),
         }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:

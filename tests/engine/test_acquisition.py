@@ -44,6 +44,24 @@ def test_rm_ucb_is_the_papers_equation_2(rng):
     )
 
 
+def test_rm_ucb_with_incumbents_counts_each_tasks_improvement_only(rng):
+    X = rng.random((6, 2))
+    w, nu, beta, inc = np.array([0.3, 0.7]), 0.4, 2.0, np.array([1.0, -0.5])
+    a = acq.RMUCB(FakeModel(), beta, FakeMeta(), w, nu, 1.5, None, incumbents=inc)
+    gain = 0.3 * np.maximum(2 * X[:, 0] - 1.0, 0) + 0.7 * np.maximum(-X[:, 1] + 0.5, 0)
+    target = X[:, 0] + beta * (1 + X[:, 1])
+    np.testing.assert_allclose(a.values(X), nu * gain + (1 - nu) * target)
+    # Where no task expects to beat its incumbent, only the target's bound counts.
+    x = np.array([0.25, 0.75])
+    assert a.values(x[None])[0] == pytest.approx((1 - nu) * (0.25 + beta * 1.75))
+    x = np.array([0.8, 0.2])  # both tasks expect a gain here
+    val, grad = a.value_and_grad(x)
+    assert val == pytest.approx(a.values(x[None])[0])
+    np.testing.assert_allclose(
+        grad, finite_difference(lambda v: a.values(v[None])[0], x), atol=1e-7
+    )
+
+
 def test_rm_ucb_uses_the_cache_on_the_fixed_set(rng):
     X = rng.random((4, 2))
     cache = acq.MetaCache(np.zeros((2, 4)), np.zeros((2, 4)))

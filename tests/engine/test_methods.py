@@ -95,6 +95,18 @@ def _late_target_model(n=12, **options):
     return context, methods._late_target(context).model
 
 
+def test_the_improvement_meta_term_measures_each_task_from_its_incumbent() -> None:
+    context = _mirror_context(n=2, meta_term="improvement", probe=False)
+    assert context.nu > 0
+    a = methods.REGISTRY["rm-gp-ucb"].build(context)
+    assert isinstance(a, acquisition.RMUCB)
+    np.testing.assert_allclose(a.incumbents, context.meta.predict(context.X)[0].max(1))
+    default = methods.REGISTRY["rm-gp-ucb"].build(_mirror_context(n=2, probe=False))
+    assert default.incumbents is None  # eq. 2's mean of the tasks' bounds
+    first = methods.REGISTRY["rm-gp-ucb"].build(_mirror_context(n=0, meta_term="improvement"))
+    assert first.incumbents is None  # nothing observed yet: the mean
+
+
 def test_rm_gp_ucb_keeps_the_tasks_mean_as_a_basis_once_nu_is_spent() -> None:
     context, model = _late_target_model()
     assert context.nu <= context.options.meta_basis_nu

@@ -53,6 +53,7 @@ def test_paper_variant_is_the_papers_practice():
         ({"probe": "meta-worst"}, "probe must be True or False"),
         ({"probe_after": 0}, "probe_after must be an integer >= 1, got 0"),
         ({"probe_point": "worst"}, "probe_point must be one of"),
+        ({"meta_term": "ei"}, "meta_term must be one of"),
         ({"repeat_escalations": -1}, "repeat_escalations must be an integer >= 0, got -1"),
         ({"repeat_escalations": 2.0}, "repeat_escalations must be an integer >= 0, got 2.0"),
         ({"target_warp": "log"}, "target_warp must be one of"),
