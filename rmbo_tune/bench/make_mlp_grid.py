@@ -1,7 +1,7 @@
 """Build the ``mlp-grid`` tabular meta-dataset: one neural-network grid, many regression tasks.
 
 ``python -m rmbo_tune.bench.make_mlp_grid --out rmbo_tune/bench/data/mlp-grid --processes 2``
-(needs scikit-learn; about 15 minutes on two cores) writes one CSV per dataset with the
+(needs scikit-learn; about 7 minutes on two cores) writes one CSV per dataset with the
 columns ``hidden_units, activation, alpha, learning_rate_init, value``: the same
 96-configuration grid of scikit-learn's ``MLPRegressor`` (one hidden layer, Adam, at most
 100 epochs; inputs and target standardized) evaluated on 21 regression datasets by 3-fold
