@@ -119,6 +119,21 @@ class UCB:
         return mu + self.beta * sigma, dmu + self.beta * dsigma
 
 
+def weighted_improvement(weights: Array, mu: Array, incumbents: Array) -> Array:
+    """``sum_i w_i max(0, mu_i - incumbents_i)`` for task means ``mu`` (M, n): each task's
+    predicted improvement over its incumbent, weighted (TAF's meta term)."""
+    return weights @ np.maximum(mu - incumbents[:, None], 0.0)
+
+
+def weighted_improvement_with_grad(
+    weights: Array, mu: Array, dmu: Array, incumbents: Array
+) -> tuple[float, Array]:
+    """:func:`weighted_improvement` at one point (``mu`` (M,), ``dmu`` (M, d)) and its
+    gradient."""
+    active = (mu > incumbents) * weights
+    return float(active @ (mu - incumbents)), active @ dmu
+
+
 class RMUCB:
     """RM-GP-UCB (paper eq. 2); the meta term is skipped once ``nu == 0``.
 
@@ -149,7 +164,7 @@ class RMUCB:
             if self.incumbents is None:
                 out += self.nu * (self.weights @ (mu + self.tau * sigma))
             else:
-                out += self.nu * (self.weights @ np.maximum(mu - self.incumbents[:, None], 0.0))
+                out += self.nu * weighted_improvement(self.weights, mu, self.incumbents)
         return out
 
     def value_and_grad(self, x: Array) -> tuple[float, Array]:
@@ -161,9 +176,11 @@ class RMUCB:
                 val += self.nu * float(self.weights @ (mu + self.tau * sigma))
                 grad = grad + self.nu * (self.weights @ (dmu + self.tau * dsigma))
             else:
-                active = (mu > self.incumbents) * self.weights
-                val += self.nu * float(active @ (mu - self.incumbents))
-                grad = grad + self.nu * (active @ dmu)
+                gain, dgain = weighted_improvement_with_grad(
+                    self.weights, mu, dmu, self.incumbents
+                )
+                val += self.nu * gain
+                grad = grad + self.nu * dgain
         return val, grad
 
 

@@ -170,7 +170,7 @@ class TAF:
             out += self.wt * ei
         if self.w.any():
             mu = meta_predictions(self.meta, self.cache, X, fixed)[0]
-            out += self.w @ np.maximum(mu - self.inc[:, None], 0.0)
+            out += acq.weighted_improvement(self.w, mu, self.inc)
         return out / self.norm
 
     def value_and_grad(self, x: Array) -> tuple[float, Array]:
@@ -182,7 +182,7 @@ class TAF:
             grad += self.wt * (dei_dmu[0] * dmu + dei_ds[0] * ds)
         if self.w.any():
             mu_m, _, dmu_m, _ = self.meta.predict_with_grad(x)
-            active = (mu_m > self.inc) * self.w
-            val += float(active @ (mu_m - self.inc))
-            grad += active @ dmu_m
+            gain, dgain = acq.weighted_improvement_with_grad(self.w, mu_m, dmu_m, self.inc)
+            val += gain
+            grad += dgain
         return val / self.norm, grad / self.norm

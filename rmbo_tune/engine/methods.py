@@ -141,7 +141,7 @@ def _rm_gp_ucb(c: Context) -> acq.Acquisition:
     c.record["branch"] = "combined"
     incumbents = None
     if c.options.meta_term == "improvement" and c.t > 0:
-        incumbents = c.meta.predict(c.X)[0].max(1)
+        incumbents = c.meta.predict(c.X)[0].max(1)  # TAF-R's incumbents, as in _taf
     return acq.RMUCB(
         target, c.beta, c.meta, c.weights, c.nu, c.options.tau, c.meta_cache(), incumbents
     )
