@@ -482,7 +482,7 @@ class MetaBO:
                 return self.options.probe_point
             return None
         if (
-            self.options.probe_point == "informative"
+            self.options.probe_point != "lowest"
             and started == self.options.probe_after + 1
             and bool(self.history)
             and self.history[-1]["branch"] == "probe"
@@ -509,10 +509,14 @@ class MetaBO:
         """The probe of RM-GP-UCB / RM-GP-TS (option ``probe_point``).
 
         "lowest": the point the weighted meta-tasks rank lowest, where one more target
-        observation tests their claim most decisively. Otherwise the point they rate best
-        among those whose comparison with the reference (the best observation, or the first
-        started point) is at least ``INFORMATIVE_SHARE`` as informative as the most
-        informative one, by :func:`~rmbo_tune.engine.meta_weights.comparison_information`.
+        observation tests their claim most decisively. Otherwise one of the points whose
+        comparison with the reference (the best observation, or the first started point) is
+        at least ``INFORMATIVE_SHARE`` as informative as the most informative one, by
+        :func:`~rmbo_tune.engine.meta_weights.comparison_information`: "gain", the one where
+        the weighted tasks expect the most improvement over their predictions at the
+        reference (a greedy portfolio's second point: the best point of the tasks that rank
+        the reference low); "informative", or where no task expects a gain, the one they
+        rate best.
         """
         # The fixed points are the candidates when they are given: the cache holds both.
         cache = self._meta_cache_get()
@@ -527,6 +531,10 @@ class MetaBO:
         spread = np.maximum(mu.std(axis=1, keepdims=True), 1e-12)
         rating = w @ ((mu - mu.mean(axis=1, keepdims=True)) / spread)
         informative = info >= INFORMATIVE_SHARE * info.max()
+        if self.options.probe_point == "gain":
+            gain = np.where(informative, acq.weighted_improvement(w, mu, mu_ref[:, 0]), 0.0)
+            if gain.max() > 0.0:
+                return cand.lowest(points, np.where(informative, -gain, np.inf), exclude, tol)
         return cand.lowest(points, np.where(informative, -rating, np.inf), exclude, tol)
 
     def _meta_cache_get(self) -> acq.MetaCache:
