@@ -60,12 +60,13 @@ def _env(**extra):
 
 # Ray Tune 2.60 writes its own experiment_state-*.json in place (open "w", json.dump), not
 # through a temporary file and a rename as it does the searcher's state, and its background
-# sync copies its search generator's search_gen_state-*.json (a pickle) into the experiment
-# directory non-atomically: a SIGKILL during either write leaves the file empty or cut, and
-# Tuner.restore then starts the experiment over (experiment state) or fails with EOFError
-# (search generator). The tests keep the last complete version of each such file and put it
-# back after a kill that tore one, which is what an atomic write would have left; the
-# searcher's own files are never touched, so what is tested is RMBOSearcher's restore.
+# sync copies its search generator's search_gen_state-*.json and the Tuner's tuner.pkl (both
+# pickles) into the experiment directory non-atomically: a SIGKILL during any of these
+# writes leaves the file empty or cut, and Tuner.restore then starts the experiment over
+# (experiment state) or fails with EOFError (search generator, tuner). The tests keep the
+# last complete version of each such file and put it back after a kill that tore one, which
+# is what an atomic write would have left; the searcher's own files are never touched, so
+# what is tested is RMBOSearcher's restore.
 
 
 def _complete_json(data: bytes) -> bool:
@@ -88,6 +89,7 @@ def _complete_pickle(data: bytes) -> bool:
 _TUNE_FILES = {
     "experiment_state-*.json": _complete_json,
     "search_gen_state-*.json": _complete_pickle,
+    "tuner.pkl": _complete_pickle,
 }
 _TUNE_STATES: dict[str, bytes] = {}
 
@@ -170,7 +172,7 @@ def _kill_driver(proc, exp_dir=None):
         time.sleep(0.1)
     proc.wait(timeout=120)
     if exp_dir is not None and _repair_torn_tune_state(exp_dir):
-        print("the kill tore Tune's experiment state file; its last complete version restored")
+        print("the kill tore a Tune state file; its last complete version restored")
 
 
 def _output(proc, timeout):
