@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
+from scipy import stats
 
 from rmbo_tune.engine.rff import RFFPosterior
 from rmbo_tune.engine.types import Array
@@ -123,6 +124,25 @@ def weighted_improvement(weights: Array, mu: Array, incumbents: Array) -> Array:
     """``sum_i w_i max(0, mu_i - incumbents_i)`` for task means ``mu`` (M, n): each task's
     predicted improvement over its incumbent, weighted (TAF's meta term)."""
     return weights @ np.maximum(mu - incumbents[:, None], 0.0)
+
+
+def smoothed_improvement(weights: Array, mu: Array, incumbents: Array, scale: float) -> Array:
+    """:func:`weighted_improvement` with each task's difference ``d_i = mu_i - incumbents_i``
+    replaced by its expected improvement over zero under a discrepancy ``scale`` between the
+    task and the target, less its value at ``d_i = 0``:
+    ``sum_i w_i [d_i Phi(d_i / s) + s phi(d_i / s) - s phi(0)]``.
+
+    It is zero where every task expects no change, rises with each ``d_i`` and tends to
+    :func:`weighted_improvement` as ``s -> 0`` and to ``sum_i w_i d_i / 2`` (a weighted
+    rating) as ``s`` grows, so one task's confident gain counts less where the tasks stray
+    far from one another.
+    """
+    if scale <= 0.0:
+        return weighted_improvement(weights, mu, incumbents)
+    d = mu - incumbents[:, None]
+    z = d / scale
+    expected = d * stats.norm.cdf(z) + scale * (stats.norm.pdf(z) - stats.norm.pdf(0.0))
+    return weights @ expected
 
 
 def weighted_improvement_with_grad(

@@ -515,8 +515,10 @@ class MetaBO:
         :func:`~rmbo_tune.engine.meta_weights.comparison_information`: "gain", the one where
         the weighted tasks expect the most improvement over their predictions at the
         reference (a greedy portfolio's second point: the best point of the tasks that rank
-        the reference low); "informative", or where no task expects a gain, the one they
-        rate best.
+        the reference low); "smoothed", the same with each task's expected gain under the
+        tasks' discrepancy over the fixed points (:func:`_discrepancy`), so a few tasks'
+        gain counts less where the tasks stray far from one another; "informative", or where
+        no task expects a gain, the one they rate best.
         """
         # The fixed points are the candidates when they are given: the cache holds both.
         cache = self._meta_cache_get()
@@ -531,8 +533,10 @@ class MetaBO:
         spread = np.maximum(mu.std(axis=1, keepdims=True), 1e-12)
         rating = w @ ((mu - mu.mean(axis=1, keepdims=True)) / spread)
         informative = info >= INFORMATIVE_SHARE * info.max()
-        if self.options.probe_point == "gain":
-            gain = np.where(informative, acq.weighted_improvement(w, mu, mu_ref[:, 0]), 0.0)
+        if self.options.probe_point in ("gain", "smoothed"):
+            scale = _discrepancy(mu - mu_ref) if self.options.probe_point == "smoothed" else 0.0
+            gain = acq.smoothed_improvement(w, mu, mu_ref[:, 0], scale)
+            gain = np.where(informative, gain, 0.0)
             if gain.max() > 0.0:
                 return cand.lowest(points, np.where(informative, -gain, np.inf), exclude, tol)
         return cand.lowest(points, np.where(informative, -rating, np.inf), exclude, tol)
@@ -564,3 +568,14 @@ class MetaBO:
     ) -> MetaBO:
         """Rebuild an engine from :meth:`state_dict` (pass the same ``project``)."""
         return state.load(cls, saved, project)
+
+
+def _discrepancy(gains: Array) -> float:
+    """How far one meta-task's predicted gains ``gains`` (M, n) stray from the tasks'
+    consensus: the pooled standard deviation of ``gains[i, j]`` around the unweighted mean
+    over tasks at each candidate ``j`` (0 with a single task)."""
+    n_tasks = gains.shape[0]
+    if n_tasks < 2:
+        return 0.0
+    spread = gains - gains.mean(axis=0)
+    return float(np.sqrt(np.mean(spread**2) * n_tasks / (n_tasks - 1)))

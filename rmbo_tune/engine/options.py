@@ -54,23 +54,31 @@ class MetaBOOptions:
         RM-GP-UCB / RM-GP-TS spend suggestion ``probe_after + 1`` on a test of the
         meta-tasks (where: ``probe_point``): misleading tasks then lose weight and nu at
         once, and the search leaves the region they sent it to. False never probes.
-    probe_point : {"gain", "informative", "lowest"}
-        Where the probe goes. Both "gain" (default) and "informative" choose among the points
-        whose comparison with the best observation so far tells the most about the tasks (at
-        least 0.7 of the most, by
+    probe_point : {"smoothed", "gain", "informative", "lowest"}
+        Where the probe goes. "smoothed" (default), "gain" and "informative" choose among the
+        points whose comparison with the best observation so far tells the most about the
+        tasks (at least 0.7 of the most, by
         :func:`~rmbo_tune.engine.meta_weights.comparison_information`: where the tasks split,
         or agree with confidence). "gain": the one where the weighted tasks expect the most
         improvement over their own predictions at that observation (``sum_i w_i max(0,
-        mu_i(x) - mu_i(x_best))``), which is the best point of the tasks that rank the best
-        observation low (neural-network regret at 5 evaluations 0.018 against 0.034 with
-        "informative", the other families level: ``docs/benchmarks.md``); the rating's best
-        where no task expects a gain. "informative": the one the weighted tasks rate best,
-        most often beside the best observation when most tasks agree on it. With either, if
-        the observations told by then are ordered wrongly by at least 3/4 of the tasks on
-        average, as mirror images of the target order them, a second probe goes where the
-        tasks predict the lowest value. "lowest": one probe, there, which costs about one
-        evaluation when the tasks are right (boosting regret at 5 evaluations 0.078 against
-        0.059, ``docs/benchmarks.md``).
+        mu_i(x) - mu_i(x_best))``), the best point of the tasks that rank the best
+        observation low. "smoothed": the same with each task's difference ``d_i`` replaced
+        by its expected improvement under the tasks' discrepancy ``s``, the spread of the
+        ``d_i`` around their mean over tasks
+        (:func:`~rmbo_tune.engine.acquisition.smoothed_improvement`), so a few tasks'
+        confident gain counts less where the tasks disagree widely and the majority's
+        losses count too: between "gain" (``s -> 0``) and the tasks' weighted rating.
+        "informative": the one the weighted tasks rate best, most often beside the best
+        observation when most tasks agree on it. Regret at 5
+        evaluations, smoothed / gain / informative: SVM (50 targets) 0.035 / 0.038 / 0.039,
+        neural networks 0.023 / 0.018 / 0.034, SVM with five meta-tasks 0.049 / 0.066 /
+        0.049; the other families level (``docs/benchmarks.md``). Where no task expects a
+        gain, the rating's best. With any of the three, if the observations told by then are
+        ordered wrongly by at least 3/4 of the tasks on average, as mirror images of the
+        target order them, a second probe goes where the tasks predict the lowest value.
+        "lowest": one probe, there, which costs about one evaluation when the tasks are
+        right (boosting regret at 5 evaluations 0.078 against 0.059,
+        ``docs/benchmarks.md``).
     probe_after : int
         The probe is suggestion ``probe_after + 1``. With 1 (default) it is always spent;
         with ``k > 1`` only if the meta-tasks order the pairs of the ``k`` target
@@ -207,7 +215,7 @@ class MetaBOOptions:
     gap_estimate: str = "ranking"
     hyper_prior: bool = True
     probe: bool = True
-    probe_point: str = "gain"
+    probe_point: str = "smoothed"
     probe_after: int = 1
     repeat_escalations: int = 4
     target_warp: str = "rank"
@@ -249,7 +257,7 @@ class MetaBOOptions:
             "ts_scale": ("beta", "none"),
             "target_warp": ("none", "rank"),
             "gap_aggregation": ("mean", "max"),
-            "probe_point": ("gain", "informative", "lowest"),
+            "probe_point": ("smoothed", "gain", "informative", "lowest"),
             "meta_term": ("mean", "improvement"),
         }
         for name, allowed in choices.items():

@@ -62,6 +62,24 @@ def test_rm_ucb_with_incumbents_counts_each_tasks_improvement_only(rng):
     )
 
 
+def test_smoothed_improvement_runs_from_the_clipped_gain_to_half_the_weighted_difference(rng):
+    w, mu, inc = np.array([0.3, 0.7]), rng.normal(size=(2, 9)), np.array([0.2, -0.1])
+    d = mu - inc[:, None]
+    clipped = acq.weighted_improvement(w, mu, inc)
+    np.testing.assert_allclose(acq.smoothed_improvement(w, mu, inc, 0.0), clipped)
+    np.testing.assert_allclose(acq.smoothed_improvement(w, mu, inc, 1e-9), clipped, atol=1e-8)
+    np.testing.assert_allclose(
+        acq.smoothed_improvement(w, mu, inc, 1e4), w @ d / 2.0, rtol=1e-3, atol=1e-4
+    )
+    # Zero where no task expects a change, and rising with each task's difference.
+    assert acq.smoothed_improvement(w, inc[:, None], inc, 0.5)[0] == pytest.approx(0.0)
+    grid = np.linspace(-2.0, 2.0, 41)
+    one = acq.smoothed_improvement(np.ones(1), grid[None, :], np.zeros(1), 0.5)
+    assert np.all(np.diff(one) > 0.0)
+    # A task's confident loss counts against a point, less than its gain counts for it.
+    assert -one[0] < one[-1]
+
+
 def test_rm_ucb_uses_the_cache_on_the_fixed_set(rng):
     X = rng.random((4, 2))
     cache = acq.MetaCache(np.zeros((2, 4)), np.zeros((2, 4)))

@@ -435,13 +435,13 @@ def test_the_informative_probe_tries_the_best_point_of_the_tasks_that_disagree()
     assert lowest.ask()[0] in (0.0, 1.0)
 
 
-def test_the_gain_probe_goes_where_the_tasks_expect_most_gain_over_the_first_point():
+def test_the_gain_probes_go_where_the_tasks_expect_most_gain_over_the_first_point():
     grid = np.linspace(0.0, 1.0, 41)[:, None]
     X = np.linspace(0.0, 1.0, 21)[:, None]
     left, right = (X, -((X[:, 0] - 0.2) ** 2)), (X, -((X[:, 0] - 0.8) ** 2))
     tasks = [left, left, left, right]
     probes = {}
-    for point in ("gain", "informative"):
+    for point in ("gain", "smoothed", "informative"):
         opt = MetaBO(1, tasks, "rm-gp-ucb", candidates=grid, seed=0, probe_point=point)
         first = opt.ask()
         opt.tell(first, 0.0)
@@ -451,14 +451,15 @@ def test_the_gain_probe_goes_where_the_tasks_expect_most_gain_over_the_first_poi
     # The left tasks expect no gain over the first point, the right one most at 0.8; the
     # informative probe stays beside the first point, where the majority rates it best.
     assert probes["gain"] == pytest.approx(0.8)
+    assert probes["smoothed"] == pytest.approx(0.8)
     assert abs(probes["informative"] - 0.2) <= 0.1
     # Where no task expects a gain over the first point, the gain probe is the informative.
     asks = []
-    for point in ("gain", "informative"):
+    for point in ("gain", "smoothed", "informative"):
         opt = MetaBO(1, [left, left], "rm-gp-ucb", candidates=grid, seed=0, probe_point=point)
         opt.tell(np.array([0.2]), 0.0)  # both tasks' optimum
         asks.append(opt.ask()[0])
-    assert asks[0] == pytest.approx(asks[1])
+    np.testing.assert_allclose(asks, asks[1])
 
 
 def _mirror_run(target, n):
