@@ -574,8 +574,6 @@ def _discrepancy(gains: Array) -> float:
     """How far one meta-task's predicted gains ``gains`` (M, n) stray from the tasks'
     consensus: the pooled standard deviation of ``gains[i, j]`` around the unweighted mean
     over tasks at each candidate ``j`` (0 with a single task)."""
-    n_tasks = gains.shape[0]
-    if n_tasks < 2:
+    if gains.shape[0] < 2:
         return 0.0
-    spread = gains - gains.mean(axis=0)
-    return float(np.sqrt(np.mean(spread**2) * n_tasks / (n_tasks - 1)))
+    return float(np.sqrt(np.mean(np.var(gains, axis=0, ddof=1))))
