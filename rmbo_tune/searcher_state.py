@@ -165,7 +165,9 @@ def reconcile(s: RMBOSearcher, directory: str) -> None:
     without a final result does: the last value it reported counts, and without one it is
     dropped (``counts["not_run"]``). A trial Tune finished that the searcher never heard of
     is observed from its config and last result. Without this, such trials would hold
-    concurrency slots forever.
+    concurrency slots forever. A trial Tune will rerun that the searcher never heard of is
+    adopted as running, so its point is pending: the restored engine, back at the state in
+    which it first suggested that point, would otherwise suggest it again.
     """
     trials = tune_trials(directory)
     if trials is None or s._engine is None:
@@ -182,6 +184,13 @@ def reconcile(s: RMBOSearcher, directory: str) -> None:
             result = {"config": trial["config"], **(result or {})}
         s.on_trial_complete(trial_id, result, error=trial["status"] == "ERROR")
         finished += trial_id in s._observed
+    for trial_id, trial in trials.items():
+        if trial["status"] in _FINISHED or trial_id in s._observed or trial_id in s._live:
+            continue
+        config = trial["config"] if isinstance(trial["config"], dict) else None
+        x = s._adopt(trial_id, {"config": config})
+        if x is not None:
+            s._live[trial_id] = x
     if lost or finished:
         logger.warning(
             "RMBOSearcher: the searcher's state and Tune's disagree (a crash between their "

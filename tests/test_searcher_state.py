@@ -85,15 +85,39 @@ def test_restore_settles_the_trials_on_which_tune_and_the_searcher_disagree(tmp_
         "t2": "failed",
         "t3": "observed",
         "u9": "observed",
+        "t5": None,  # adopted as running: Tune reruns it
     }
     assert (records["t1"]["value"], records["t3"]["value"], records["u9"]["value"]) == (
         0.2,
         0.7,
         0.1,
     )
-    assert not again._live and again.counts["observed"] == 4 and again.counts["errored"] == 1
+    assert list(again._live) == ["t5"] and records["t5"]["branch"] == "adopted"
+    assert again.counts["observed"] == 4 and again.counts["errored"] == 1
     assert sorted(again.engine.y[~np.isnan(again.engine.y)]) == [-0.7, -0.4, -0.2, -0.1]
     assert "disagree" in caplog.text and "3 trials finished in Tune's record" in caplog.text
+
+
+def test_a_running_trial_the_saved_searcher_never_suggested_is_not_suggested_again(tmp_path):
+    # Tune wrote its state after the searcher's: it reruns t2, which the restored searcher
+    # (back at the state in which it suggested t2's config) would otherwise suggest again.
+    searcher = RMBOSearcher(SPACE, metric="loss", mode="min", seed=0)
+    configs = [searcher.suggest(f"t{k}") for k in range(2)]
+    searcher.on_trial_complete("t0", {"loss": 0.4})
+    searcher.save(str(tmp_path / "searcher-state-a.pkl"))
+    configs.append(searcher.suggest("t2"))
+    replay = RMBOSearcher(SPACE, metric="loss", mode="min", seed=0)
+    replay.restore(str(tmp_path / "searcher-state-a.pkl"))  # no Tune state beside it yet
+    assert replay.suggest("t3") == configs[2]
+    states = [("t0", "TERMINATED", configs[0], {"loss": 0.4})]
+    states += [(f"t{k}", "RUNNING", configs[k], None) for k in (1, 2)]
+    _tune_state(tmp_path / "experiment_state-a.json", states)
+    again = RMBOSearcher(SPACE, metric="loss", mode="min", seed=0)
+    again.restore_from_dir(str(tmp_path))
+    assert sorted(again._live) == ["t1", "t2"] and len(again.engine.pending) == 2
+    assert again.suggest("t3") != configs[2]
+    again.on_trial_complete("t2", {"loss": 0.1})
+    assert again._record("t2")["outcome"] == "observed" and again.counts["observed"] == 2
 
 
 def test_restored_trials_hold_no_slot_until_tune_reports_on_them(tmp_path):
