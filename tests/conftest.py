@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests import ray_runtime
 
 
 def finite_difference(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
@@ -28,13 +27,36 @@ def rng() -> np.random.Generator:
 
 @pytest.fixture(scope="module")
 def ray_local():
-    """A 2-CPU local Ray runtime for one module; workers can import ``trainables`` and the
-    suite's progress lines are not buried under Tune's per-experiment boxes."""
-    import ray
-
-    path = os.environ.get("PYTHONPATH", "")
-    os.environ["PYTHONPATH"] = f"{ROOT}{os.pathsep}{path}" if path else str(ROOT)
+    """A 2-CPU local Ray runtime (shared with the next modules that use one: see
+    tests/ray_runtime.py); workers can import ``trainables`` and the suite's progress lines
+    are not buried under Tune's per-experiment boxes."""
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray_runtime.start()
     yield
-    ray.shutdown()
+
+
+def _module(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+_RAY_MODULES: set[str] = set()  # modules with a test that uses the shared Ray runtime
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    _RAY_MODULES.clear()
+    _RAY_MODULES.update(
+        _module(item)
+        for item in items
+        if ray_runtime.FIXTURES & set(getattr(item, "fixturenames", ()))
+    )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
+    """Shut the shared Ray runtime down where a module-scoped one would have been, unless
+    the next test's module uses it too."""
+    yield
+    if nextitem is None or (
+        _module(nextitem) != _module(item) and _module(nextitem) not in _RAY_MODULES
+    ):
+        ray_runtime.stop()

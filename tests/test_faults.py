@@ -8,6 +8,7 @@ import json
 import os
 import pickletools
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -95,15 +96,20 @@ _TUNE_STATES: dict[str, bytes] = {}
 
 
 def _keep_tune_states(exp_dir):
+    # Only the latest session's file of each kind is ever put back (_repair_torn_tune_state):
+    # reading every earlier session's too (ten of them, up to 1 MB each, in the test that
+    # kills ten times) cost up to a fifth of a CPU at ten polls a second.
     for pattern, complete in _TUNE_FILES.items():
-        for path in glob.glob(os.path.join(exp_dir, pattern)):
-            try:
-                with open(path, "rb") as fh:
-                    data = fh.read()
-            except OSError:
-                continue
-            if complete(data):  # else being written
-                _TUNE_STATES[path] = data
+        paths = sorted(glob.glob(os.path.join(exp_dir, pattern)))
+        if not paths:
+            continue
+        try:
+            with open(paths[-1], "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        if complete(data):  # else being written
+            _TUNE_STATES[paths[-1]] = data
 
 
 def _repair_torn_tune_state(exp_dir):
@@ -206,21 +212,70 @@ def no_ray():
         ray.shutdown()
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
-def test_interrupted_run_resumes_with_every_checkpointed_observation_once(tmp_path, sig, no_ray):
-    n = 12
-    exp_dir = os.path.join(tmp_path, "exp")
-    proc = _run_driver([tmp_path, "exp", "start", n], _env())
+def _as_killed(root):
+    """The experiment directory of a run made by a module fixture below, put back as the kill
+    left it (a test before may have restored it): each test restores the run at the path it
+    ran at, as if it had made the run itself."""
+    exp_dir = os.path.join(root, "exp")
+    if os.path.exists(exp_dir):
+        shutil.rmtree(exp_dir)
+    shutil.copytree(os.path.join(root, "as-killed"), exp_dir, symlinks=True)
+    return exp_dir
+
+
+def _keep_as_killed(root):
+    shutil.copytree(os.path.join(root, "exp"), os.path.join(root, "as-killed"), symlinks=True)
+    return root
+
+
+@pytest.fixture(scope="module")
+def interrupted(request, tmp_path_factory):
+    """A run of 12 trials stopped by the signal ``request.param`` once 4 were observed:
+    SIGINT (Tune stops the driver) or SIGKILL (the driver killed with its Ray at once). Made
+    once per signal for the tests that restore it (:func:`_as_killed`)."""
+    if ray.is_initialized():  # a Ray of this process would compete for the two CPUs
+        ray.shutdown()
+    root = tmp_path_factory.mktemp("interrupted")
+    exp_dir = os.path.join(root, "exp")
+    proc = _run_driver([root, "exp", "start", 12], _env())
     if _wait_for_state(exp_dir, proc, lambda s: _n_observed(s) >= 4) is None:
         pytest.fail("driver finished before it could be interrupted:\n" + proc.stdout.read())
-    if sig == signal.SIGKILL:
+    if request.param == signal.SIGKILL:
         _kill_driver(proc, exp_dir)
     else:
-        proc.send_signal(sig)
+        proc.send_signal(request.param)
         proc.wait(timeout=120)
         _kill_driver(proc, exp_dir)  # anything it left behind
+    return _keep_as_killed(root)
+
+
+@pytest.fixture(scope="module")
+def killed_between_checkpoints(tmp_path_factory):
+    """A run of 8 trials, 2 at a time, whose steps take 1 s (trials spend most of the run
+    between checkpoints), SIGKILLed 1.5 s after the searcher had an observation and both
+    slots live (the live trials have checkpointed by then and Tune has recorded it). Made
+    once for the tests that restore it (:func:`_as_killed`); with the searcher's state that
+    the wait saw."""
+    if ray.is_initialized():
+        ray.shutdown()
+    root = tmp_path_factory.mktemp("killed")
+    exp_dir = os.path.join(root, "exp")
+    proc = _run_driver([root, "exp", "start", 8, 2], _env(RESUME_STEP_S="1.0"))
+    ready = _wait_for_state(exp_dir, proc, lambda s: _n_observed(s) >= 1 and len(s["live"]) == 2)
+    assert ready is not None, proc.stdout.read()
+    time.sleep(1.5)
+    _kill_driver(proc, exp_dir)
+    return _keep_as_killed(root), ready
+
+
+@pytest.mark.parametrize(
+    "interrupted", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"], indirect=True
+)
+def test_interrupted_run_resumes_with_every_checkpointed_observation_once(interrupted, no_ray):
+    n = 12
+    exp_dir = _as_killed(interrupted)
     before = _latest_state(exp_dir)  # what the restore will load
-    restore = _run_driver([tmp_path, "exp", "restore", n], _env())
+    restore = _run_driver([interrupted, "exp", "restore", n], _env())
     out = _output(restore, 400)
     assert restore.returncode == 0, out
     assert f"DONE {n} 0" in out, out
@@ -229,7 +284,9 @@ def test_interrupted_run_resumes_with_every_checkpointed_observation_once(tmp_pa
 
 def test_driver_killed_at_ten_random_points_resumes_with_every_observation_once(tmp_path, no_ray):
     rng = np.random.default_rng(20261126)
-    n, concurrency, kills = 100, 4, 10
+    # Each kill comes a few observations after the one before (1-5; 17-24 in all after the
+    # tenth in runs on a loaded machine): n leaves the run far from done at the last kill.
+    n, concurrency, kills = 60, 4, 10
     exp_dir = os.path.join(tmp_path, "exp")
     env = _env(RESUME_STEP_S="0.3")
     snapshots, action = [], "start"
@@ -246,7 +303,8 @@ def test_driver_killed_at_ten_random_points_resumes_with_every_observation_once(
         # What was on disk before the kill must survive all the same.
         snapshots.append(_latest_state(exp_dir) or waited)
         action = "restore"
-    restore = _run_driver([tmp_path, "exp", "restore", n, concurrency], env)
+    # No kill follows: the last restore runs the rest of the trials at the driver's default pace.
+    restore = _run_driver([tmp_path, "exp", "restore", n, concurrency], _env())
     out = _output(restore, 600)
     assert restore.returncode == 0, out
     done = re.search(r"^DONE (\d+) 0$", out, re.MULTILINE)
@@ -290,7 +348,7 @@ def test_a_tune_state_older_than_the_searchers_resumes_without_waiting_on_lost_t
     for path, text in old.items():
         with open(path, "w") as fh:
             fh.write(text)
-    restore = _run_driver([tmp_path, "exp", "restore", n, 2], env)
+    restore = _run_driver([tmp_path, "exp", "restore", n, 2], _env())  # no kill: default pace
     out = _output(restore, 400)
     assert restore.returncode == 0 and "DONE" in out, out
     final = _latest_state(exp_dir)
@@ -308,17 +366,16 @@ def test_a_tune_state_older_than_the_searchers_resumes_without_waiting_on_lost_t
     )
 
 
-def test_restored_with_resume_unfinished_false_the_skipped_trials_hold_no_slots(tmp_path, no_ray):
+def test_restored_with_resume_unfinished_false_the_skipped_trials_hold_no_slots(
+    killed_between_checkpoints, no_ray
+):
     # Tune skips the trials that were running without telling the searcher; with both
     # concurrency slots theirs, a searcher that waited on them would wait forever.
-    n, exp_dir = 8, str(tmp_path / "exp")
-    env = _env(RESUME_STEP_S="1.0")  # trials spend most of the run between checkpoints
-    proc = _run_driver([tmp_path, "exp", "start", n, 2], env)
-    ready = _wait_for_state(exp_dir, proc, lambda s: _n_observed(s) >= 1 and len(s["live"]) == 2)
-    assert ready is not None, proc.stdout.read()
-    _kill_driver(proc, exp_dir)
+    n, (root, ready) = 8, killed_between_checkpoints
+    exp_dir = _as_killed(root)
     running = set((_latest_state(exp_dir) or ready)["live"])
-    restore = _run_driver([tmp_path, "exp", "restore", n, 2], {**env, "RESUME_UNFINISHED": "0"})
+    # No kill follows: the restore runs at the driver's default pace.
+    restore = _run_driver([root, "exp", "restore", n, 2], _env(RESUME_UNFINISHED="0"))
     out = _output(restore, 400)
     assert restore.returncode == 0 and f"DONE {n} 0" in out, out
     final = _latest_state(exp_dir)
@@ -326,15 +383,11 @@ def test_restored_with_resume_unfinished_false_the_skipped_trials_hold_no_slots(
     assert len(final["engine"]["X"]) == len(final["observed"]) == n - len(running)
 
 
-def test_a_damaged_trial_checkpoint_fails_that_trial_and_the_run_finishes(tmp_path, no_ray):
-    n = 8
-    exp_dir = os.path.join(tmp_path, "exp")
-    env = _env(RESUME_STEP_S="1.0")  # trials spend most of the run between checkpoints
-    proc = _run_driver([tmp_path, "exp", "start", n], env)
-    ready = _wait_for_state(exp_dir, proc, lambda s: _n_observed(s) >= 1 and len(s["live"]))
-    assert ready is not None, proc.stdout.read()
-    time.sleep(1.5)  # the live trials have checkpointed and Tune has recorded it
-    _kill_driver(proc, exp_dir)
+def test_a_damaged_trial_checkpoint_fails_that_trial_and_the_run_finishes(
+    killed_between_checkpoints, no_ray
+):
+    n, (root, _) = 8, killed_between_checkpoints
+    exp_dir = _as_killed(root)
     before = _latest_state(exp_dir)
     damaged = []
     for trial_id in before["live"]:
@@ -343,7 +396,7 @@ def test_a_damaged_trial_checkpoint_fails_that_trial_and_the_run_finishes(tmp_pa
                 fh.write('{"step": ')
             damaged.append(trial_id)
     assert damaged, "no live trial had a checkpoint to damage"
-    restore = _run_driver([tmp_path, "exp", "restore", n], env)
+    restore = _run_driver([root, "exp", "restore", n, 2], _env())  # no kill: default pace
     out = _output(restore, 400)
     assert restore.returncode == 0, out
     errors = int(out.split(f"DONE {n} ")[1].split()[0])
@@ -355,17 +408,15 @@ def test_a_damaged_trial_checkpoint_fails_that_trial_and_the_run_finishes(tmp_pa
     _assert_every_trial_once(final, n, [before])
 
 
-def test_a_damaged_searcher_state_is_rebuilt_and_the_run_finishes(tmp_path, no_ray):
-    n = 8
-    exp_dir = os.path.join(tmp_path, "exp")
-    proc = _run_driver([tmp_path, "exp", "start", n], _env())
-    assert _wait_for_state(exp_dir, proc, lambda s: _n_observed(s) >= 2) is not None
-    _kill_driver(proc, exp_dir)
+@pytest.mark.parametrize("interrupted", [signal.SIGKILL], ids=["SIGKILL"], indirect=True)
+def test_a_damaged_searcher_state_is_rebuilt_and_the_run_finishes(interrupted, no_ray):
+    n = 12
+    exp_dir = _as_killed(interrupted)
     before = _latest_state(exp_dir)
     path = sorted(glob.glob(os.path.join(exp_dir, "searcher-state-*.pkl")))[-1]
     with open(path, "r+") as fh:
         fh.truncate(os.path.getsize(path) // 2)
-    restore = _run_driver([tmp_path, "exp", "restore", n], _env())
+    restore = _run_driver([interrupted, "exp", "restore", n], _env())
     out = _output(restore, 400)
     assert restore.returncode == 0, out
     assert f"DONE {n} 0" in out, out

@@ -10,20 +10,12 @@ import pickle
 
 import numpy as np
 import pytest
-import ray
 from ray import tune
 
 from rmbo_tune import RMBOSearcher
 from tests.test_space import MIXED, valid
 
-pytestmark = pytest.mark.ray
-
-
-@pytest.fixture(scope="module", autouse=True)
-def ray_local():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
+pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_local")]
 
 
 def quadratic(config):

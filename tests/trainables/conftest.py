@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from tests import ray_runtime
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -21,15 +23,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="module")
 def ray_cluster():
-    """A 2-CPU local Ray runtime shared by the tests of one module."""
-    import ray
-
-    # Workers must import `trainables` even when the project is not pip-installed.
-    path = os.environ.get("PYTHONPATH", "")
-    os.environ["PYTHONPATH"] = f"{ROOT}{os.pathsep}{path}" if path else str(ROOT)
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    """A 2-CPU local Ray runtime (shared with the next modules that use one: see
+    tests/ray_runtime.py)."""
+    ray_runtime.start()
     yield
-    ray.shutdown()
 
 
 def run_tuner(
