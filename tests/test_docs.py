@@ -18,8 +18,9 @@ def test_the_readme_test_command_is_what_ci_runs() -> None:
     install, tests = [line for line in block.splitlines() if not line.startswith("#")]
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert '-e ".[dev,trainables,bench]"' in tests and '-e ".[dev,trainables,bench]"' in ci
-    assert tests.endswith(".venv/bin/python -m pytest -q")
-    assert ci.rstrip().endswith(".venv/bin/python -m pytest -q")
+    command = ".venv/bin/python -m pytest -q -n 2 --dist loadfile"
+    assert tests.endswith(command)
+    assert ci.rstrip().endswith(command)
     assert install.endswith(".venv/bin/rmbo-tune demo")
 
 
