@@ -142,9 +142,8 @@ def _rm_gp_ucb(c: Context) -> acq.Acquisition:
     incumbents = None
     if c.options.meta_term == "improvement" and c.t > 0:
         incumbents = c.meta.predict(c.X)[0].max(1)  # TAF-R's incumbents, as in _taf
-    return acq.RMUCB(
-        target, c.beta, c.meta, c.weights, c.nu, c.options.tau, c.meta_cache(), incumbents
-    )
+    tau = 0.0 if c.options.tau is None else c.options.tau
+    return acq.RMUCB(target, c.beta, c.meta, c.weights, c.nu, tau, c.meta_cache(), incumbents)
 
 
 def _rm_gp_ts(c: Context) -> acq.Acquisition:
@@ -261,14 +260,12 @@ class MetaSamplePool:
         self, meta: MetaTaskModels, fixed: Array, options: MetaBOOptions, seed: int
     ) -> None:
         rng = np.random.default_rng(seed)
+        ts_tau = 1.0 if options.tau is None else options.tau
         self.posts = [
             RFFPosterior(m, n_features=options.n_rff_features, rng=rng) for m in meta.models
         ]
         self.ws = np.stack(
-            [
-                p.sample_weights(rng, scale=options.tau, size=options.ts_pool_size)
-                for p in self.posts
-            ]
+            [p.sample_weights(rng, scale=ts_tau, size=options.ts_pool_size) for p in self.posts]
         )  # (M, S, m)
         self.vals = np.stack(
             [p.evaluate(fixed, w) for p, w in zip(self.posts, self.ws, strict=True)]

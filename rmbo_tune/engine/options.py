@@ -109,8 +109,15 @@ class MetaBOOptions:
         Fixed target confidence multiplier; None uses ``sqrt(beta_scale * dim * log(2 t))``.
     beta_scale : float
         Default 0.2, the value the authors ran.
-    tau : float
-        Meta-task confidence multiplier (paper practice: 1).
+    tau : float or None
+        Meta-task confidence multiplier: of each task's standard deviation in RM-GP-UCB's
+        meta term (below) and of RM-GP-TS's meta-task samples, ``GP(mu_i, tau^2
+        sigma_i^2)``. None (default): 0 in RM-GP-UCB's term, which then weighs the tasks'
+        means, and 1 for RM-GP-TS (the paper's practice, 1 for both, is
+        ``variant="paper"``). A task's uncertainty about its own function away from its
+        observations says nothing of where the target is good; with 10 observations per
+        task the bonus sent RM-GP-UCB to the SVM targets' plateaus (regret at 5 0.084, with
+        the means 0.025; docs/benchmarks.md, "Few observations per earlier task").
     meta_term : {"mean", "improvement"}
         RM-GP-UCB's meta-task term. "mean" (default, eq. 2 of the paper): the meta-weights'
         mean of the tasks' upper bounds, ``sum_i w_i (mu_i(x) + tau sigma_i(x))``.
@@ -222,7 +229,7 @@ class MetaBOOptions:
     meta_basis_nu: float = 0.05
     beta: float | None = None
     beta_scale: float = 0.2
-    tau: float = 1.0
+    tau: float | None = None
     meta_term: str = "mean"
     eta_n: float = 1.0
     r: float = 0.7
@@ -265,7 +272,6 @@ class MetaBOOptions:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
         positive = [
             "beta_scale",
-            "tau",
             "eta_n",
             "epsilon",
             "noise_floor",
@@ -282,6 +288,8 @@ class MetaBOOptions:
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if self.beta is not None and not (_is_number(self.beta) and 0 <= self.beta < math.inf):
             raise ValueError(f"beta must be a finite number >= 0 or None, got {self.beta!r}")
+        if self.tau is not None and not (_is_number(self.tau) and 0 <= self.tau < math.inf):
+            raise ValueError(f"tau must be a finite number >= 0 or None, got {self.tau!r}")
         if not (_is_number(self.r) and 0 < self.r < 1):
             raise ValueError(f"r must be in (0, 1), got {self.r!r}")
         if not (_is_number(self.meta_basis_nu) and 0 <= self.meta_basis_nu <= 1):
@@ -344,6 +352,7 @@ PAPER_OPTIONS: dict[str, Any] = {
     "meta_basis_nu": 0.0,
     "beta_scale": 0.2,
     "repeat_escalations": 0,
+    "tau": 1.0,
 }
 
 # States written before these options existed reproduce that engine's behaviour.

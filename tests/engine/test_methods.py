@@ -107,6 +107,29 @@ def test_the_improvement_meta_term_measures_each_task_from_its_incumbent() -> No
     assert first.incumbents is None  # nothing observed yet: the mean
 
 
+def test_rm_gp_ucb_weighs_the_tasks_means_by_default_and_their_bounds_with_tau() -> None:
+    default = methods.REGISTRY["rm-gp-ucb"].build(_mirror_context(n=2, probe=False))
+    assert isinstance(default, acquisition.RMUCB) and default.tau == 0.0
+    paper = methods.REGISTRY["rm-gp-ucb"].build(_mirror_context(n=2, variant="paper"))
+    assert isinstance(paper, acquisition.RMUCB) and paper.tau == 1.0
+    X = np.random.default_rng(3).random((5, 2))
+    mu, _ = default.meta.predict(X)
+    target_ucb = default.ucb.values(X)
+    expected = default.nu * (default.weights @ mu) + (1 - default.nu) * target_ucb
+    np.testing.assert_allclose(default.values(X), expected)
+
+
+def test_rm_gp_ts_samples_the_tasks_at_their_full_spread_by_default() -> None:
+    rng = np.random.default_rng(2)
+    tasks = [(rng.random((10, 2)), rng.standard_normal(10)) for _ in range(2)]
+    spreads = []
+    for tau in (None, 1.0, 0.0):
+        opt = MetaBO(2, tasks, "rm-gp-ts", seed=0, tau=tau)
+        pool = methods.MetaSamplePool(opt.meta, opt._fixed, opt.options, seed=0)
+        spreads.append(float(np.std(pool.ws)))
+    assert spreads[0] == spreads[1] > spreads[2]
+
+
 def test_rm_gp_ucb_keeps_the_tasks_mean_as_a_basis_once_nu_is_spent() -> None:
     context, model = _late_target_model()
     assert context.nu <= context.options.meta_basis_nu

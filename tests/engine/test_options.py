@@ -10,7 +10,7 @@ def test_defaults_keep_the_papers_schedule_and_authors_beta():
         0.7,
         0.7,
         1.0,
-        1.0,
+        None,
         "mean",
     )
     assert o.beta_scale == 0.2
@@ -27,6 +27,7 @@ def test_paper_variant_is_the_papers_practice():
         "none",
     )
     assert o.repeat_escalations == 0 and MetaBOOptions().repeat_escalations == 4
+    assert o.tau == 1.0 and MetaBOOptions.from_kwargs({"variant": "paper", "tau": 0.5}).tau == 0.5
 
 
 @pytest.mark.parametrize(
@@ -39,7 +40,7 @@ def test_paper_variant_is_the_papers_practice():
         ({"meta_basis_nu": 1.5}, r"meta_basis_nu must be in \[0, 1\], got 1.5"),
         ({"meta_basis_nu": -0.1}, r"meta_basis_nu must be in \[0, 1\]"),
         ({"epsilon": 0.0}, "epsilon must be a finite number > 0"),
-        ({"tau": -1.0}, "tau must be a finite number > 0"),
+        ({"tau": -1.0}, "tau must be a finite number >= 0 or None, got -1.0"),
         ({"beta": -0.1}, "beta must be a finite number >= 0"),
         ({"n_candidates": 0}, "n_candidates must be an integer >= 1"),
         ({"max_meta_observations": 4}, "max_meta_observations must be an integer >= 8 or None"),
@@ -58,11 +59,11 @@ def test_paper_variant_is_the_papers_practice():
         ({"repeat_escalations": 2.0}, "repeat_escalations must be an integer >= 0, got 2.0"),
         ({"target_warp": "log"}, "target_warp must be one of"),
         ({"ts_scale": 2.0}, "ts_scale must be one of"),
-        ({"tau": float("inf")}, "tau must be a finite number > 0, got inf"),
+        ({"tau": float("inf")}, "tau must be a finite number >= 0 or None, got inf"),
         ({"beta_scale": float("inf")}, "beta_scale must be a finite number > 0"),
         ({"epsilon": float("nan")}, "epsilon must be a finite number > 0, got nan"),
         ({"beta": float("inf")}, "beta must be a finite number >= 0 or None"),
-        ({"tau": "1"}, "tau must be a finite number > 0, got '1'"),
+        ({"tau": "1"}, "tau must be a finite number >= 0 or None, got '1'"),
         ({"r": True}, r"r must be in \(0, 1\), got True"),
         ({"n_initial": True}, "n_initial must be a non-negative integer or None, got True"),
     ],
