@@ -406,7 +406,7 @@ class RMBOSearcher(Searcher):
         return self._engine
 
     def _adopt(self, trial_id: str, result: dict | None) -> list[float] | None:
-        """The point of a finished trial this searcher never suggested, from its config.
+        """The point of a trial this searcher never suggested, from its config, made pending.
 
         After a driver kill between Tune's write of its experiment state and the searcher's,
         a restored Tune knows trials the restored searcher does not; their results still
