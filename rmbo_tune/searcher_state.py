@@ -177,20 +177,19 @@ def reconcile(s: RMBOSearcher, directory: str) -> None:
         s.on_trial_complete(trial_id, None)
     finished = 0
     for trial_id, trial in trials.items():
-        if trial["status"] not in _FINISHED or trial_id in s._observed:
-            continue
-        result = trial["last_result"]
-        if isinstance(trial["config"], dict):
-            result = {"config": trial["config"], **(result or {})}
-        s.on_trial_complete(trial_id, result, error=trial["status"] == "ERROR")
-        finished += trial_id in s._observed
-    for trial_id, trial in trials.items():
-        if trial["status"] in _FINISHED or trial_id in s._observed or trial_id in s._live:
+        if trial_id in s._observed:
             continue
         config = trial["config"] if isinstance(trial["config"], dict) else None
-        x = s._adopt(trial_id, {"config": config})
-        if x is not None:
-            s._live[trial_id] = x
+        if trial["status"] in _FINISHED:
+            result = trial["last_result"]
+            if config is not None:
+                result = {"config": config, **(result or {})}
+            s.on_trial_complete(trial_id, result, error=trial["status"] == "ERROR")
+            finished += trial_id in s._observed
+        elif trial_id not in s._live:  # Tune reruns it
+            x = s._adopt(trial_id, {"config": config})
+            if x is not None:
+                s._live[trial_id] = x
     if lost or finished:
         logger.warning(
             "RMBOSearcher: the searcher's state and Tune's disagree (a crash between their "
