@@ -8,6 +8,7 @@ import pytest
 
 from rmbo_tune.bench.synthetic import make_problem
 from rmbo_tune.engine import METHODS, MetaBO, SearchSpaceExhausted
+from rmbo_tune.engine.acquisition import weighted_improvement
 
 
 def _paper_problem(k):
@@ -460,6 +461,32 @@ def test_the_gain_probes_go_where_the_tasks_expect_most_gain_over_the_first_poin
         opt.tell(np.array([0.2]), 0.0)  # both tasks' optimum
         asks.append(opt.ask()[0])
     np.testing.assert_allclose(asks, asks[1])
+
+
+def test_a_blind_batch_continues_the_probe_as_a_greedy_portfolio():
+    grid = np.linspace(0.0, 1.0, 41)[:, None]
+    X = np.linspace(0.0, 1.0, 21)[:, None]
+    tasks = [(X, -((X[:, 0] - c) ** 2)) for c in (0.2, 0.2, 0.5, 0.8)]
+    opt = MetaBO(1, tasks, "rm-gp-ucb", candidates=grid, seed=0)
+    batch = np.array([opt.ask() for _ in range(4)])
+    # The third point is where the tasks gain most over the two pending: the last task's
+    # optimum. Then every task's optimum is pending, no point away from them gains, and the
+    # penalized acquisition chooses the fourth.
+    assert [r["branch"] for r in opt.history] == ["combined", "probe", "portfolio", "combined"]
+    np.testing.assert_allclose(np.sort(batch[:3, 0]), [0.225, 0.5, 0.8])
+    mu, w = opt.meta.predict(grid)[0], opt.meta_weights
+    gain = weighted_improvement(w, mu, opt.meta.predict(batch[:2])[0].max(axis=1))
+    assert gain[grid[:, 0] == batch[2, 0]][0] == pytest.approx(gain.max())
+    assert min(abs(batch[3, 0] - batch[:3, 0])) >= 0.02
+    # Once a value is told, the search is the method's own again.
+    opt.tell(batch[0], 0.0)
+    opt.ask()
+    assert opt.history[-1]["branch"] == "combined"
+    # Without the probe, the penalized acquisition spreads the whole batch.
+    other = MetaBO(1, tasks, "rm-gp-ucb", candidates=grid, seed=0, probe=False)
+    for _ in range(4):
+        other.ask()
+    assert {r["branch"] for r in other.history} == {"combined"}
 
 
 def _mirror_run(target, n):
