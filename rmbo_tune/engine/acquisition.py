@@ -300,11 +300,16 @@ class Penalized:
         return val - self.height * bumps.sum(), grad + self.height * (bumps @ z)
 
 
+def pending_radius(lengthscales: Array) -> Array:
+    """The per-dimension radius of the bump around a pending point: half the target's
+    length scales, within [0.01, 0.1]."""
+    return np.clip(0.5 * lengthscales, 0.01, 0.1)
+
+
 def penalize(base: Acquisition, fixed: Array, pending: Array, lengthscales: Array) -> Penalized:
-    """``base`` with bumps at the ``pending`` points: radius half the target's length scales
-    (within [0.01, 0.1]), height the range of ``base`` over the ``fixed`` candidates."""
+    """``base`` with bumps at the ``pending`` points: radius :func:`pending_radius`, height
+    the range of ``base`` over the ``fixed`` candidates."""
     values = base.values(fixed, fixed=True)
     finite = values[np.isfinite(values)]
     height = float(finite.max() - finite.min()) if finite.size else 1.0
-    rho = np.clip(0.5 * lengthscales, 0.01, 0.1)
-    return Penalized(base, pending, rho, max(height, 1e-9), values)
+    return Penalized(base, pending, pending_radius(lengthscales), max(height, 1e-9), values)

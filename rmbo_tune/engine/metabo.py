@@ -521,16 +521,16 @@ class MetaBO:
         other tasks expect there, which a batch's best does not suffer, and on tasks with
         optima at 0.2, 0.2, 0.5 and 0.8 it spent the third and fourth points beside 0.2.
 
-        A point within the pending penalty's radius of a pending point (half the target's
-        length scales, within [0.01, 0.1]: :func:`~rmbo_tune.engine.acquisition.penalize`)
-        counts as no gain: its small gain over its neighbour is the tasks' models' detail,
-        not a second region. None where no other point has a gain: the method's own
-        acquisition, penalized around the pending points, chooses instead.
+        A point within the pending penalty's radius of a pending point
+        (:func:`~rmbo_tune.engine.acquisition.pending_radius`) counts as no gain: its small
+        gain over its neighbour is the tasks' models' detail, not a second region. None
+        where no other point has a gain: the method's own acquisition, penalized around the
+        pending points, chooses instead.
         """
         cache = self._meta_cache_get()
         points, pending, w = self._fixed, self.pending, self.meta_weights
         gain = acq.weighted_improvement(w, cache.mu, self.meta.predict(pending)[0].max(axis=1))
-        rho = np.clip(0.5 * self.target.hyper.lengthscales, 0.01, 0.1)
+        rho = acq.pending_radius(self.target.hyper.lengthscales)
         gain[min_distances(points / rho, pending / rho) < 1.0] = 0.0
         if gain.max() <= 0.0:
             return None
