@@ -523,18 +523,21 @@ class MetaBO:
 
         A point within the pending penalty's radius of a pending point
         (:func:`~rmbo_tune.engine.acquisition.pending_radius`) counts as no gain: its small
-        gain over its neighbour is the tasks' models' detail, not a second region. None
-        where no other point has a gain: the method's own acquisition, penalized around the
-        pending points, chooses instead.
+        gain over its neighbour is the tasks' models' detail, not a second region; nor do
+        points that may not be suggested (observed, pending or dropped by :meth:`drop`).
+        None where no other point has a gain: the method's own acquisition, penalized
+        around the pending points, chooses instead.
         """
         cache = self._meta_cache_get()
         points, pending, w = self._fixed, self.pending, self.meta_weights
         gain = acq.weighted_improvement(w, cache.mu, self.meta.predict(pending)[0].max(axis=1))
         rho = acq.pending_radius(self.target.hyper.lengthscales)
         gain[min_distances(points / rho, pending / rho) < 1.0] = 0.0
+        tol = self.options.duplicate_tol
+        gain[min_distances(points, exclude) <= tol] = 0.0  # observed, pending or dropped
         if gain.max() <= 0.0:
             return None
-        return cand.lowest(points, -gain, exclude, self.options.duplicate_tol)
+        return cand.lowest(points, -gain, exclude, tol)
 
     def _mean_discordance(self, no_evidence: float) -> float:
         """The meta-tasks' mean discordance with the target's observations so far: the

@@ -489,6 +489,22 @@ def test_a_blind_batch_continues_the_probe_as_a_greedy_portfolio():
     assert {r["branch"] for r in other.history} == {"combined"}
 
 
+def test_the_portfolio_hands_over_when_only_dropped_points_would_gain():
+    grid = np.array([[0.0], [0.2], [0.5], [0.8]])
+    X = np.linspace(0.0, 1.0, 21)[:, None]
+    tasks = [(X, -((X[:, 0] - c) ** 2)) for c in (0.2, 0.2, 0.5, 0.8)]
+    twin = MetaBO(1, tasks, "rm-gp-ucb", candidates=grid, seed=0)
+    third = [twin.ask() for _ in range(3)][-1]
+    assert twin.history[-1]["branch"] == "portfolio"
+    opt = MetaBO(1, tasks, "rm-gp-ucb", candidates=grid, seed=0)
+    opt.ask(), opt.ask()
+    opt.drop(third)  # stopped early: never suggested again
+    x = opt.ask()
+    # The last task's gain was only at the dropped point: no portfolio point is left.
+    assert opt.history[-1]["branch"] == "combined"
+    assert x[0] == pytest.approx(0.0)
+
+
 def _mirror_run(target, n):
     grid = np.linspace(0.0, 1.0, 41)[:, None]
     X = np.linspace(0.0, 1.0, 15)[:, None]
