@@ -476,7 +476,7 @@ class MetaBO:
         point follows at once when the observations told by then (at least two) are ordered
         wrongly by at least ``MIRROR_DISCORDANCE`` of the tasks on average.
         """
-        if not (self.options.probe and self._method.robust and self._uses_meta and self.nu > 0):
+        if not self._probing():
             return None
         started = len(self.target.y_list) + len(self._pending)
         if started == self.options.probe_after:
@@ -493,15 +493,17 @@ class MetaBO:
             return "lowest"
         return None
 
+    def _probing(self) -> bool:
+        """Whether the probe and the portfolio after it apply: option ``probe``, a robust
+        method with meta-tasks, and nu not yet spent."""
+        return self.options.probe and self._method.robust and self._uses_meta and self.nu > 0.0
+
     def _portfolio_due(self) -> bool:
         """Whether this suggestion continues the probe as a portfolio: no target value is
         known yet and the probe is already pending (trials in flight from the start, as
         with Tune's ``max_concurrent_trials``)."""
         return (
-            self.options.probe
-            and self._method.robust
-            and self._uses_meta
-            and self.nu > 0.0
+            self._probing()
             and not self.target.y_list
             and len(self._pending) > self.options.probe_after
         )
@@ -533,11 +535,11 @@ class MetaBO:
         gain = acq.weighted_improvement(w, cache.mu, self.meta.predict(pending)[0].max(axis=1))
         rho = acq.pending_radius(self.target.hyper.lengthscales)
         gain[min_distances(points / rho, pending / rho) < 1.0] = 0.0
-        tol = self.options.duplicate_tol
-        gain[min_distances(points, exclude) <= tol] = 0.0  # observed, pending or dropped
+        # Observed, pending or dropped points are never suggested.
+        gain[min_distances(points, exclude) <= self.options.duplicate_tol] = 0.0
         if gain.max() <= 0.0:
             return None
-        return cand.lowest(points, -gain, exclude, tol)
+        return points[int(np.argmax(gain))]  # a positive gain: never an excluded point
 
     def _mean_discordance(self, no_evidence: float) -> float:
         """The meta-tasks' mean discordance with the target's observations so far: the
