@@ -46,11 +46,21 @@ def kernel_from_r2(r2: Array, s2: float | Array, kind: str) -> tuple[Array, Arra
     if kind == "se":
         k = s2 * np.exp(-0.5 * r2)
         return k, k
-    r = np.sqrt(r2)
-    e = np.exp(-_SQRT5 * r)
-    k = s2 * (1.0 + _SQRT5 * r + (5.0 / 3.0) * r2) * e
-    g = s2 * (5.0 / 3.0) * (1.0 + _SQRT5 * r) * e
-    return k, g
+    # In place: this runs thousands of times per hyperparameter fit, and each temporary of
+    # an n x n array costs about as much as the exponential.
+    a = np.sqrt(r2)
+    a *= _SQRT5  # sqrt(5) r
+    e = np.exp(-a)
+    a += 1.0  # 1 + sqrt(5) r
+    k = np.multiply(r2, 5.0 / 3.0)
+    k += a
+    k *= e
+    a *= e
+    if np.ndim(s2) == 0:
+        k *= s2
+        a *= s2 * (5.0 / 3.0)
+        return k, a
+    return s2 * k, (s2 * (5.0 / 3.0)) * a
 
 
 def kernel(X: Array, Z: Array, ell: Array, s2: float, kind: str) -> Array:
