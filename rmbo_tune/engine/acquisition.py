@@ -11,6 +11,8 @@ nu, beta, tau
 
 RM-GP-UCB (paper eq. 2):
     ``a(x) = nu sum_i w_i (mu_i + tau sigma_i) + (1 - nu)(mu_t + beta sigma_t)``
+    or, by default, ``nu (sum_i w_i mu_i + s_c) + (1 - nu)(mu_t + beta sigma_t)`` with the
+    committee's standard deviation ``s_c`` (:func:`committee_std`).
 RM-GP-TS (paper eq. 3): with probability ``1 - nu`` maximize ``f ~ GP(mu_t, beta^2 sigma_t^2)``,
     otherwise ``sum_i w_i f_i`` with ``f_i ~ GP(mu_i, tau^2 sigma_i^2)``.
 
@@ -52,6 +54,11 @@ class MetaModels(Protocol):
 
     def predict_with_grad(self, x: Array) -> tuple[Array, Array, Array, Array]:
         """Means, stds (M,) and gradients (M, d) at one point."""
+        ...
+
+    @property
+    def prior_var(self) -> Array:
+        """Each task's prior variance ``k(x, x)`` on the common scale (M,)."""
         ...
 
 
@@ -154,12 +161,73 @@ def weighted_improvement_with_grad(
     return float(active @ (mu - incumbents)), active @ dmu
 
 
+def committee_std(
+    weights: Array, sigma: Array, task_var: Array, sigma_t: Array, target_var: float
+) -> Array:
+    """Standard deviation of the Bayesian committee machine (Tresp 2000) of the meta-task
+    GPs and the target GP: how uncertain a model of everything observed so far, by the
+    earlier tasks and by the target, still is at each point.
+
+    Each GP contributes the precision it gained over its prior, ``1/sigma^2 - 1/var``; the
+    committee's precision is the target's prior precision plus these gains,
+
+        ``1/s_c^2 = 1/v_t + sum_i b_i (1/sigma_i^2 - 1/v_i)_+ + (1/sigma_t^2 - 1/v_t)_+``
+
+    (``v_i``, ``v_t``: the prior variances), with each task's gain counted by its
+    meta-weight relative to the largest, ``b_i = w_i / max_j w_j`` (a robust committee,
+    Deisenroth and Ng 2015: a task the target has shown to be unrelated adds nothing). Where
+    no one has observed, ``s_c`` is the target's prior standard deviation; where many tasks
+    or the target have, it is small.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (M,)
+        Meta-weights.
+    sigma : ndarray of shape (M, n)
+        The tasks' posterior standard deviations.
+    task_var : ndarray of shape (M,)
+        The tasks' prior variances.
+    sigma_t : ndarray of shape (n,)
+        The target's posterior standard deviation.
+    target_var : float
+        The target's prior variance.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
+    return _committee_precision(weights, sigma, task_var, sigma_t, target_var)[0] ** -0.5
+
+
+def _committee_precision(
+    weights: Array, sigma: Array, task_var: Array, sigma_t: Array | float, target_var: float
+) -> tuple[Array, Array, Array]:
+    """The committee's precision, and the factors of its derivative in ``sigma`` (M, ...)
+    and ``sigma_t``: ``d prec = -2 sum_i b_i [gain_i > 0] sigma_i^-3 d sigma_i - ...``."""
+    b = weights / weights.max()
+    s = np.maximum(sigma, _MIN_STD)
+    gain = s**-2.0 - (1.0 / task_var).reshape((-1,) + (1,) * (s.ndim - 1))
+    counts = (gain > 0.0) * b.reshape(gain.shape[:1] + (1,) * (s.ndim - 1))
+    st = np.maximum(sigma_t, _MIN_STD)
+    gain_t = st**-2.0 - 1.0 / target_var
+    prec = 1.0 / target_var + np.einsum("m...,m...->...", counts, gain) + np.maximum(gain_t, 0.0)
+    return prec, -2.0 * counts * s**-3.0, -2.0 * (gain_t > 0.0) * st**-3.0
+
+
+# Standard deviations are floored here before they are inverted (a point observed without
+# noise), so that the committee's precision stays finite.
+_MIN_STD = 1e-12
+
+
 class RMUCB:
     """RM-GP-UCB (paper eq. 2); the meta term is skipped once ``nu == 0``.
 
-    With ``incumbents`` (option ``meta_term="improvement"``) the meta term is each task's
-    predicted improvement over its incumbent, ``sum_i w_i max(0, mu_i(x) - incumbents_i)``,
-    instead of the weighted mean of the tasks' upper bounds.
+    With a number ``tau`` the meta term is the weighted mean of the tasks' upper bounds,
+    ``sum_i w_i (mu_i + tau sigma_i)`` (the paper: ``tau = 1``); with ``tau=None`` it is the
+    weighted mean of the tasks' means plus the committee's standard deviation
+    (:func:`committee_std`; ``target_var`` is the target GP's prior variance). With
+    ``incumbents`` (option ``meta_term="improvement"``) it is each task's predicted
+    improvement over its incumbent, ``sum_i w_i max(0, mu_i(x) - incumbents_i)``.
     """
 
     def __init__(
@@ -169,38 +237,53 @@ class RMUCB:
         meta: MetaModels,
         weights: Array,
         nu: float,
-        tau: float,
+        tau: float | None,
         cache: MetaCache | None,
         incumbents: Array | None = None,
+        target_var: float = 1.0,
     ) -> None:
         self.ucb = UCB(target, beta)
         self.meta, self.weights, self.nu, self.tau, self.cache = meta, weights, nu, tau, cache
-        self.incumbents = incumbents
+        self.incumbents, self.target_var = incumbents, target_var
 
     def values(self, X: Array, fixed: bool = False) -> Array:
-        out = (1.0 - self.nu) * self.ucb.values(X, fixed)
+        mu_t, sigma_t = target_predictions(self.ucb.target, X, fixed)
+        out = (1.0 - self.nu) * (mu_t + self.ucb.beta * sigma_t)
         if self.nu > 0.0:
             mu, sigma = meta_predictions(self.meta, self.cache, X, fixed)
-            if self.incumbents is None:
-                out += self.nu * (self.weights @ (mu + self.tau * sigma))
-            else:
+            if self.incumbents is not None:
                 out += self.nu * weighted_improvement(self.weights, mu, self.incumbents)
+            elif self.tau is None:
+                spread = committee_std(
+                    self.weights, sigma, self.meta.prior_var, sigma_t, self.target_var
+                )
+                out += self.nu * (self.weights @ mu + spread)
+            else:
+                out += self.nu * (self.weights @ (mu + self.tau * sigma))
         return out
 
     def value_and_grad(self, x: Array) -> tuple[float, Array]:
-        val, grad = self.ucb.value_and_grad(x)
-        val, grad = (1.0 - self.nu) * val, (1.0 - self.nu) * grad
+        mu_t, sigma_t, dmu_t, dsigma_t = self.ucb.target.predict_with_grad(x)
+        beta, keep = self.ucb.beta, 1.0 - self.nu
+        val, grad = keep * (mu_t + beta * sigma_t), keep * (dmu_t + beta * dsigma_t)
         if self.nu > 0.0:
             mu, sigma, dmu, dsigma = self.meta.predict_with_grad(x)
-            if self.incumbents is None:
-                val += self.nu * float(self.weights @ (mu + self.tau * sigma))
-                grad = grad + self.nu * (self.weights @ (dmu + self.tau * dsigma))
-            else:
+            if self.incumbents is not None:
                 gain, dgain = weighted_improvement_with_grad(
                     self.weights, mu, dmu, self.incumbents
                 )
                 val += self.nu * gain
                 grad = grad + self.nu * dgain
+            elif self.tau is None:
+                prec, d_sigma, d_sigma_t = _committee_precision(
+                    self.weights, sigma, self.meta.prior_var, sigma_t, self.target_var
+                )
+                dprec = d_sigma @ dsigma + d_sigma_t * dsigma_t
+                val += self.nu * (float(self.weights @ mu) + float(prec) ** -0.5)
+                grad = grad + self.nu * (self.weights @ dmu - 0.5 * float(prec) ** -1.5 * dprec)
+            else:
+                val += self.nu * float(self.weights @ (mu + self.tau * sigma))
+                grad = grad + self.nu * (self.weights @ (dmu + self.tau * dsigma))
         return val, grad
 
 

@@ -79,6 +79,11 @@ class MetaTaskModels:
         )
         self.task_index = np.repeat(np.arange(M), self.sizes)
 
+    @property
+    def prior_var(self) -> Array:
+        """Each task's prior variance ``k(x, x)`` on the common scale, shape (M,)."""
+        return self.scale**2 * self.s2
+
     def _kernel(self, Xs: Array) -> tuple[Array, Array]:
         B = Xs[None, :, :] / self.ell[:, None, :]  # (M, m, d)
         r2 = (

@@ -142,8 +142,19 @@ def _rm_gp_ucb(c: Context) -> acq.Acquisition:
     incumbents = None
     if c.options.meta_term == "improvement" and c.t > 0:
         incumbents = c.meta.predict(c.X)[0].max(1)  # TAF-R's incumbents, as in _taf
-    tau = 0.0 if c.options.tau is None else c.options.tau
-    return acq.RMUCB(target, c.beta, c.meta, c.weights, c.nu, tau, c.meta_cache(), incumbents)
+    # The committee's prior: the target GP's own kernel variance, on the engine's scale.
+    target_var = c.gp.scale**2 * c.gp.gp.hyper.signal_var
+    return acq.RMUCB(
+        target,
+        c.beta,
+        c.meta,
+        c.weights,
+        c.nu,
+        c.options.tau,
+        c.meta_cache(),
+        incumbents,
+        target_var=target_var,
+    )
 
 
 def _rm_gp_ts(c: Context) -> acq.Acquisition:

@@ -116,12 +116,15 @@ class MetaBOOptions:
     tau : float or None
         Meta-task confidence multiplier: of each task's standard deviation in RM-GP-UCB's
         meta term (below) and of RM-GP-TS's meta-task samples, ``GP(mu_i, tau^2
-        sigma_i^2)``. None (default): 0 in RM-GP-UCB's term, which then weighs the tasks'
-        means, and 1 for RM-GP-TS (the paper's practice, 1 for both, is
-        ``variant="paper"``). A task's uncertainty about its own function away from its
-        observations says nothing of where the target is good; with 10 observations per
-        task the bonus sent RM-GP-UCB to the SVM targets' plateaus (regret at 5 0.084, with
-        the means 0.025; docs/benchmarks.md, "Few observations per earlier task").
+        sigma_i^2)``. None (default): RM-GP-UCB's meta term is the tasks' weighted mean
+        plus the standard deviation of the committee of the meta-task GPs and the target
+        GP (:func:`~rmbo_tune.engine.acquisition.committee_std`), large only where neither
+        the earlier tasks nor the target have observed; RM-GP-TS uses 1. The paper's
+        practice, 1 for both, is ``variant="paper"``. A task's own standard deviation is
+        its uncertainty away from its own observations, even where other tasks observed:
+        with 10 observations per task that bonus sent RM-GP-UCB to the SVM targets'
+        plateaus (regret at 5 0.084; docs/benchmarks.md, "Few observations per earlier
+        task"). 0 weighs the tasks' means alone.
     meta_term : {"mean", "improvement"}
         RM-GP-UCB's meta-task term. "mean" (default, eq. 2 of the paper): the meta-weights'
         mean of the tasks' upper bounds, ``sum_i w_i (mu_i(x) + tau sigma_i(x))``.

@@ -21,7 +21,7 @@ from rmbo_tune.engine.types import Array
 if TYPE_CHECKING:
     from rmbo_tune.engine.metabo import MetaBO
 
-STATE_VERSION = 2
+STATE_VERSION = 3
 KEYS = (
     "version",
     "dim",
@@ -86,7 +86,7 @@ def _check(state: Mapping[str, Any]) -> tuple[int, Array, Array]:
     if missing:
         raise ValueError(f"MetaBO state is missing keys {missing}")
     version = state["version"]
-    if version not in (1, STATE_VERSION):
+    if version not in (1, 2, STATE_VERSION):
         raise ValueError(f"unsupported MetaBO state version {version!r}; expected {STATE_VERSION}")
     dim = int(state["dim"])
     X = _points(state["X"], dim, "X")
@@ -115,6 +115,9 @@ def load(
         options = {**VERSION_1_OPTIONS, **options}
     # Written before meta-tasks were thinned: that engine fitted every observation.
     options.setdefault("max_meta_observations", None)
+    if state["version"] == 2 and options.get("tau") is None and state["method"] == "rm-gp-ucb":
+        # Written when tau=None weighed the tasks' means alone in RM-GP-UCB's meta term.
+        options["tau"] = 0.0
     tasks = [
         (_points(t["X"], dim, "meta-task X"), np.asarray(t["y"], dtype=np.float64))
         for t in state["meta_tasks"]

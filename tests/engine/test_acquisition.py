@@ -28,6 +28,8 @@ class FakeMeta:
         mu, s = self.predict(x[None])
         return mu[:, 0], s[:, 0], np.array([[2.0, 0.0], [0.0, -1.0]]), np.zeros((2, 2))
 
+    prior_var = np.array([1.0, 1.0])
+
 
 def test_rm_ucb_is_the_papers_equation_2(rng):
     X = rng.random((5, 2))
@@ -42,6 +44,42 @@ def test_rm_ucb_is_the_papers_equation_2(rng):
     np.testing.assert_allclose(
         grad, finite_difference(lambda v: a.values(v[None])[0], X[0]), atol=1e-7
     )
+
+
+def test_the_committee_knows_what_any_of_its_members_has_observed(rng):
+    task_var, target_var = np.array([2.0, 0.5]), 1.5
+    w = np.array([0.5, 0.5])
+    # Nobody has observed here: every GP is at its prior, so is the committee.
+    unseen = np.sqrt(np.array([[2.0], [0.5]]))
+    s_c = acq.committee_std(w, unseen, task_var, np.array([np.sqrt(target_var)]), target_var)
+    assert s_c[0] == pytest.approx(np.sqrt(target_var))
+    # One task has observed nearby (std 0.1): its gain over its prior counts in full.
+    seen = np.array([[0.1], [np.sqrt(0.5)]])
+    s_c = acq.committee_std(w, seen, task_var, np.array([np.sqrt(target_var)]), target_var)
+    assert s_c[0] == pytest.approx((1 / 1.5 + 1 / 0.01 - 1 / 2.0) ** -0.5)
+    # ... or the target has: the same.
+    s_c = acq.committee_std(w, unseen, task_var, np.array([0.1]), target_var)
+    assert s_c[0] == pytest.approx((1 / 1.5 + 1 / 0.01 - 1 / 1.5) ** -0.5)
+    # A task without weight adds nothing; one of half the largest weight, half its gain.
+    for weights, share in ((np.array([0.0, 1.0]), 0.0), (np.array([0.25, 0.5]), 0.5)):
+        s_c = acq.committee_std(weights, seen, task_var, np.array([1.0, 1.0]) * 1.5**0.5, 1.5)
+        assert s_c[0] == pytest.approx((1 / 1.5 + share * (1 / 0.01 - 1 / 2.0)) ** -0.5)
+    # A noiseless observation (std 0) leaves a finite, tiny spread, never NaN.
+    s_c = acq.committee_std(w, np.zeros((2, 3)), task_var, rng.random(3), target_var)
+    assert np.all(np.isfinite(s_c)) and np.all(s_c < 1e-9)
+
+
+def test_rm_ucb_by_default_adds_the_committees_spread_to_the_tasks_mean(rng):
+    X = rng.random((5, 2))
+    w, nu, beta = np.array([0.3, 0.7]), 0.4, 2.0
+    meta = FakeMeta()
+    a = acq.RMUCB(FakeModel(), beta, meta, w, nu, None, cache=None, target_var=4.0)
+    spread = acq.committee_std(w, np.full((2, 5), 0.5), meta.prior_var, 1 + X[:, 1], 4.0)
+    expected = nu * (0.3 * 2 * X[:, 0] - 0.7 * X[:, 1] + spread) + (1 - nu) * (
+        X[:, 0] + beta * (1 + X[:, 1])
+    )
+    np.testing.assert_allclose(a.values(X), expected)
+    assert a.value_and_grad(X[0])[0] == pytest.approx(expected[0])
 
 
 def test_rm_ucb_with_incumbents_counts_each_tasks_improvement_only(rng):
@@ -111,6 +149,7 @@ def test_every_acquisition_gradient_matches_finite_differences(rng):
     acqs = [
         acq.UCB(target, 1.3),
         acq.RMUCB(target, 1.3, stack, np.array([0.2, 0.8]), 0.6, 1.0, None),
+        acq.RMUCB(target, 1.3, stack, np.array([0.2, 0.8]), 0.6, None, None, target_var=1.5),
         acq.SampledFunction(tpost, tpost.sample_weights(rng)[0]),
         acq.WeightedMetaSample(posts, ws, np.array([0.4, 0.6]), None),
         acq.Penalized(acq.UCB(target, 1.3), rng.random((2, 2)), np.array([0.1, 0.2]), 3.0),

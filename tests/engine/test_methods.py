@@ -107,16 +107,29 @@ def test_the_improvement_meta_term_measures_each_task_from_its_incumbent() -> No
     assert first.incumbents is None  # nothing observed yet: the mean
 
 
-def test_rm_gp_ucb_weighs_the_tasks_means_by_default_and_their_bounds_with_tau() -> None:
-    default = methods.REGISTRY["rm-gp-ucb"].build(_mirror_context(n=2, probe=False))
-    assert isinstance(default, acquisition.RMUCB) and default.tau == 0.0
+def test_rm_gp_ucb_adds_the_committees_spread_by_default_and_the_tasks_bounds_with_tau() -> None:
+    context = _mirror_context(n=2, probe=False)
+    default = methods.REGISTRY["rm-gp-ucb"].build(context)
+    assert isinstance(default, acquisition.RMUCB) and default.tau is None
+    # The committee's prior is the target GP's own.
+    gp = context.gp
+    assert default.target_var == pytest.approx(gp.scale**2 * gp.gp.hyper.signal_var)
     paper = methods.REGISTRY["rm-gp-ucb"].build(_mirror_context(n=2, variant="paper"))
     assert isinstance(paper, acquisition.RMUCB) and paper.tau == 1.0
+    means = methods.REGISTRY["rm-gp-ucb"].build(_mirror_context(n=2, probe=False, tau=0.0))
+    assert isinstance(means, acquisition.RMUCB) and means.tau == 0.0
     X = np.random.default_rng(3).random((5, 2))
-    mu, _ = default.meta.predict(X)
+    mu, sigma = default.meta.predict(X)
+    _, sigma_t = default.ucb.target.predict(X)
+    spread = acquisition.committee_std(
+        default.weights, sigma, default.meta.prior_var, sigma_t, default.target_var
+    )
     target_ucb = default.ucb.values(X)
-    expected = default.nu * (default.weights @ mu) + (1 - default.nu) * target_ucb
+    expected = default.nu * (default.weights @ mu + spread) + (1 - default.nu) * target_ucb
     np.testing.assert_allclose(default.values(X), expected)
+    mu, _ = means.meta.predict(X)  # its own run: tau=0 chose other points
+    expected = means.nu * (means.weights @ mu) + (1 - means.nu) * means.ucb.values(X)
+    np.testing.assert_allclose(means.values(X), expected)
 
 
 def test_rm_gp_ts_samples_the_tasks_at_their_full_spread_by_default() -> None:

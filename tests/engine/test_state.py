@@ -124,3 +124,13 @@ def test_a_state_without_max_meta_observations_fits_every_observation() -> None:
     saved = st.dump(MetaBO(2, [(X, X[:, 0])], seed=1, max_meta_observations=None))
     del saved["options"]["max_meta_observations"]
     assert MetaBO.from_state_dict(saved).meta.sizes.tolist() == [300]
+
+
+def test_a_version_2_state_keeps_the_tasks_means_in_rm_gp_ucbs_meta_term() -> None:
+    saved = st.dump(_engine())
+    assert saved["options"]["tau"] is None
+    saved["version"] = 2  # saved when tau=None meant 0 in RM-GP-UCB's meta term
+    assert MetaBO.from_state_dict(saved).options.tau == 0.0
+    assert MetaBO.from_state_dict({**saved, "method": "rm-gp-ts"}).options.tau is None
+    saved["version"] = st.STATE_VERSION
+    assert MetaBO.from_state_dict(saved).options.tau is None
