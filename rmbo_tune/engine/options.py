@@ -127,7 +127,9 @@ class MetaBOOptions:
         task"). 0 weighs the tasks' means alone.
     meta_term : {"mean", "improvement"}
         RM-GP-UCB's meta-task term. "mean" (default, eq. 2 of the paper): the meta-weights'
-        mean of the tasks' upper bounds, ``sum_i w_i (mu_i(x) + tau sigma_i(x))``.
+        mean of the tasks' means with the bonus ``tau`` sets, ``sum_i w_i (mu_i(x) + tau
+        sigma_i(x))`` or, with ``tau=None``, ``sum_i w_i mu_i(x)`` plus the committee's
+        standard deviation.
         "improvement": each task's predicted improvement over its best prediction at the
         target's observed inputs, ``sum_i w_i max(0, mu_i(x) - max_j mu_i(x_j))`` (the meta
         term of TAF, Wistuba et al. 2018; the mean until the first observation). Where the
