@@ -204,7 +204,8 @@ def _committee_precision(
 ) -> tuple[Array, Array, Array]:
     """The committee's precision, and the factors of its derivative in ``sigma`` (M, ...)
     and ``sigma_t``: ``d prec = -2 sum_i b_i [gain_i > 0] sigma_i^-3 d sigma_i - ...``."""
-    b = weights / weights.max()
+    top = float(weights.max()) if weights.size else 0.0
+    b = weights / top if top > 0.0 else np.zeros_like(weights)
     s = np.maximum(sigma, _MIN_STD)
     gain = s**-2.0 - (1.0 / task_var).reshape((-1,) + (1,) * (s.ndim - 1))
     counts = (gain > 0.0) * b.reshape(gain.shape[:1] + (1,) * (s.ndim - 1))
