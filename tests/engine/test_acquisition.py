@@ -62,7 +62,7 @@ def test_the_committee_knows_what_any_of_its_members_has_observed(rng):
     assert s_c[0] == pytest.approx((1 / 1.5 + 1 / 0.01 - 1 / 1.5) ** -0.5)
     # A task without weight adds nothing; one of half the largest weight, half its gain.
     for weights, share in ((np.array([0.0, 1.0]), 0.0), (np.array([0.25, 0.5]), 0.5)):
-        s_c = acq.committee_std(weights, seen, task_var, np.array([1.0, 1.0]) * 1.5**0.5, 1.5)
+        s_c = acq.committee_std(weights, seen, task_var, np.array([1.5**0.5]), 1.5)
         assert s_c[0] == pytest.approx((1 / 1.5 + share * (1 / 0.01 - 1 / 2.0)) ** -0.5)
     # Without any weight the tasks add nothing (never a division by zero).
     s_c = acq.committee_std(np.zeros(2), seen, task_var, np.array([1.5**0.5]), 1.5)

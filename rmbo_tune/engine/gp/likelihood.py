@@ -122,7 +122,9 @@ def _likelihood(
     else:
         r2 = scaled_sqdist(X, X, ell)
     K, G = kernel_from_r2(r2, s2, kind)
-    K.ravel()[:: n + 1] += noise  # K is a fresh array: the noiseless kernel is not kept
+    # K is a fresh array, the noiseless kernel is not kept (for the SE kernel G is K: no
+    # gradient term reads G's diagonal, where every squared difference is 0).
+    K.ravel()[:: n + 1] += noise
     try:
         L = safe_cholesky(K)
     except CholeskyError:
