@@ -117,8 +117,9 @@ def _likelihood(
     n, d = X.shape
     ell = np.exp(theta[:d])
     s2, noise = float(np.exp(theta[d])), float(np.exp(theta[d + 1]))
-    if D is not None:
-        r2 = (ell**-2 @ D.reshape(d, n * n)).reshape(n, n)
+    D2 = None if D is None else D.reshape(d, n * n)  # a view: (d, n^2)
+    if D2 is not None:
+        r2 = (ell**-2 @ D2).reshape(n, n)
     else:
         r2 = scaled_sqdist(X, X, ell)
     K, G = kernel_from_r2(r2, s2, kind)
@@ -139,7 +140,7 @@ def _likelihood(
     # mirroring the triangle cost a fifth of an evaluation. contract_grad_log_ell needs the
     # symmetric W.
     Kinv, _ = lapack.dpotri(L, lower=1)
-    if D is not None:
+    if D2 is not None:
         Kinv *= _fold_mask(n)
     else:
         Kinv = np.tril(Kinv)
@@ -148,8 +149,8 @@ def _likelihood(
     W -= Kinv
     grad = np.empty(d + 2)
     trace_w = float(np.trace(W))
-    if D is not None:
-        grad[:d] = 0.5 * (D.reshape(d, n * n) @ (W * G).ravel()) / ell**2
+    if D2 is not None:
+        grad[:d] = 0.5 * (D2 @ (W * G).ravel()) / ell**2
     else:
         grad[:d] = 0.5 * contract_grad_log_ell(X, ell, W * G)
     grad[d] = 0.5 * (float(np.vdot(W, K)) - noise * trace_w)  # tr(W dK/dlog s2), K noiseless
