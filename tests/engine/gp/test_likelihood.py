@@ -89,3 +89,40 @@ def test_fit_handles_constant_outputs(rng):
     hyper = fit_hyperparameters(X, y - y.mean(), kind="matern52", rng=rng, n_restarts=3)
     mu, sigma = GaussianProcess(X, y, hyper, kind="matern52").predict(X)
     assert np.all(np.isfinite(mu)) and np.all(np.isfinite(sigma))
+
+
+def _count_starts(monkeypatch) -> list[np.ndarray]:
+    from rmbo_tune.engine.gp import likelihood
+
+    starts: list[np.ndarray] = []
+    minimize = likelihood.optimize.minimize
+
+    def counting(fun, x0, **kwargs):
+        starts.append(np.array(x0))
+        return minimize(fun, x0, **kwargs)
+
+    monkeypatch.setattr(likelihood.optimize, "minimize", counting)
+    return starts
+
+
+def test_random_restarts_run_only_where_they_screen_better_than_the_first_start(
+    rng, monkeypatch
+):
+    X = rng.random((40, 2))
+    y = np.sin(6 * X[:, 0]) + 0.05 * rng.standard_normal(40)
+    y = y - y.mean()
+    good = fit_hyperparameters(X, y, kind="matern52", rng=rng, n_restarts=3)
+    starts = _count_starts(monkeypatch)
+    # Started at its own optimum, no random draw screens better: one run, the same optimum.
+    again = fit_hyperparameters(X, y, kind="matern52", rng=rng, n_restarts=3, init=good)
+    assert len(starts) == 1
+    np.testing.assert_allclose(again.to_theta(), good.to_theta(), atol=1e-3)
+    # Started where the data are interpolated by a rough, noiseless function, the draws
+    # screen better: every restart runs, and the fit reaches the same optimum.
+    starts.clear()
+    bad = GPHyperparameters(np.array([0.01, 0.01]), 0.05, 1e-6)
+    fit = fit_hyperparameters(X, y, kind="matern52", rng=rng, n_restarts=3, init=bad)
+    assert len(starts) == 4
+    assert log_marginal_likelihood(fit.to_theta(), X, y, "matern52")[0] == pytest.approx(
+        log_marginal_likelihood(good.to_theta(), X, y, "matern52")[0], abs=1e-3
+    )
