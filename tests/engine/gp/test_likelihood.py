@@ -105,9 +105,7 @@ def _count_starts(monkeypatch) -> list[np.ndarray]:
     return starts
 
 
-def test_random_restarts_run_only_where_they_screen_better_than_the_first_start(
-    rng, monkeypatch
-):
+def test_random_restarts_run_only_where_they_screen_better_than_the_first_start(rng, monkeypatch):
     X = rng.random((40, 2))
     y = np.sin(6 * X[:, 0]) + 0.05 * rng.standard_normal(40)
     y = y - y.mean()
