@@ -260,6 +260,7 @@ def fit_meta_models(
                 n_restarts=options.n_restarts,
                 noise_floor=options.noise_floor,
                 prior=prior,
+                promising_restarts_only=True,
             )
         )
     if not fitted:

@@ -173,14 +173,15 @@ def _screened_restarts(
     kind: str,
     rng: np.random.Generator,
     n_restarts: int,
-    first: Array,
+    first: Array | None,
     lo: Array,
     hi: Array,
     prior: LogNormalPrior | None,
 ) -> list[Array]:
     """The random starts worth a gradient-based run: of ``SCREEN_PER_RESTART * n_restarts``
     log-uniform draws inside the bounds, the ``n_restarts`` most likely, keeping only those
-    more likely than ``first`` (all by value on at most ``SCREEN_MAX_ROWS`` rows).
+    more likely than ``first`` unless it is None (all by value on at most
+    ``SCREEN_MAX_ROWS`` rows).
 
     Why the comparison with ``first``: a restart that screens worse than the first start
     mostly climbs to the same optimum or a worse one. Over the meta-task fits of the latency
@@ -198,12 +199,14 @@ def _screened_restarts(
         rows = np.sort(rng.choice(len(X), SCREEN_MAX_ROWS, replace=False))
     Xs, ys = X[rows], y[rows]
     Ds = squared_differences(Xs)
-    thetas = np.vstack([np.clip(first, lo, hi), pool])
+    thetas = pool if first is None else np.vstack([np.clip(first, lo, hi), pool])
     values = np.array([log_marginal_likelihood_value(t, Xs, ys, kind, D=Ds) for t in thetas])
     if prior is not None:
         values += np.array([prior.log_density(t)[0] for t in thetas])
-    order = np.argsort(-values[1:], kind="stable")[:n_restarts]
-    return [pool[i] for i in order if values[1 + i] > values[0]]
+    bar = -np.inf if first is None else values[0]
+    values = values[len(thetas) - len(pool) :]
+    order = np.argsort(-values, kind="stable")[:n_restarts]
+    return [pool[i] for i in order if values[i] > bar]
 
 
 def log_marginal_likelihood(
@@ -244,6 +247,7 @@ def fit_hyperparameters(
     noise_floor: float = 1e-6,
     maxiter: int = 100,
     prior: LogNormalPrior | None = None,
+    promising_restarts_only: bool = False,
 ) -> GPHyperparameters:
     """Maximize the log marginal likelihood with multi-start, bounded L-BFGS-B.
 
@@ -256,14 +260,11 @@ def fit_hyperparameters(
     rng : numpy.random.Generator
         Draws the candidates of the random restarts (log-uniform inside the bounds).
     n_restarts : int
-        Random starts besides ``init`` (or the default): at most the ``n_restarts`` most
-        likely of ``SCREEN_PER_RESTART * n_restarts`` random hyperparameters (by likelihood
-        value on at most ``SCREEN_MAX_ROWS`` observations, a fraction of the cost of a
-        gradient-based run from each), and only those more likely there than the first
-        start: where the first start screens better than every random one, the restarts
-        rarely found a better optimum and cost as much as the fit itself
-        (:func:`_screened_restarts`). 0 starts from ``init`` alone (or the default without
-        ``init``): a cheap warm-started refit.
+        Random starts besides ``init`` (or the default): the ``n_restarts`` most likely of
+        ``SCREEN_PER_RESTART * n_restarts`` random hyperparameters (by likelihood value on
+        at most ``SCREEN_MAX_ROWS`` observations, a fraction of the cost of a gradient-based
+        run from each). 0 starts from ``init`` alone (or the default without ``init``): a
+        cheap warm-started refit.
     init : GPHyperparameters, optional
         Warm start, typically the previous optimum.
     noise_floor : float
@@ -273,6 +274,12 @@ def fit_hyperparameters(
     prior : LogNormalPrior, optional
         Maximize the log posterior ``log p(y | theta) + log p(theta)`` (type-II MAP) instead
         of the likelihood alone.
+    promising_restarts_only : bool
+        Run only the random starts more likely than the first start on the screening rows
+        (:func:`_screened_restarts`): where the first start screens better than every random
+        one, the restarts rarely find a better optimum and cost as much as the fit itself.
+        For the many one-off meta-task fits; the target's few-observation fits keep every
+        restart, where they are cheap and a stale optimum costs the search.
 
     Returns
     -------
@@ -285,7 +292,17 @@ def fit_hyperparameters(
     default = GPHyperparameters.default(dim, noise_floor=noise_floor).to_theta()
     starts = [default] if init is None else [init.to_theta()]
     if n_restarts > 0:
-        starts += _screened_restarts(X, y, kind, rng, n_restarts, starts[0], lo, hi, prior)
+        starts += _screened_restarts(
+            X,
+            y,
+            kind,
+            rng,
+            n_restarts,
+            starts[0] if promising_restarts_only else None,
+            lo,
+            hi,
+            prior,
+        )
     D = squared_differences(X) if dim * len(X) ** 2 <= _MAX_DIFFERENCE_ELEMENTS else None
 
     def objective(theta: Array) -> tuple[float, Array]:

@@ -209,6 +209,7 @@ class ScaledGP:
         init: GPHyperparameters | None = None,
         noise_floor: float = 1e-6,
         prior: LogNormalPrior | None = None,
+        promising_restarts_only: bool = False,
     ) -> ScaledGP:
         """Standardize ``y``, fit hyperparameters by type-II ML (MAP with ``prior``) and
         build the posterior (see :func:`~rmbo_tune.engine.gp.likelihood.fit_hyperparameters`
@@ -224,6 +225,7 @@ class ScaledGP:
             init=init,
             noise_floor=noise_floor,
             prior=prior,
+            promising_restarts_only=promising_restarts_only,
         )
         return cls(GaussianProcess(X, z, hyper, kind=kind, mean=0.0), loc, scale)
 

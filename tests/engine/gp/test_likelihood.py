@@ -105,21 +105,28 @@ def _count_starts(monkeypatch) -> list[np.ndarray]:
     return starts
 
 
-def test_random_restarts_run_only_where_they_screen_better_than_the_first_start(rng, monkeypatch):
+def test_promising_restarts_only_runs_the_restarts_that_screen_better_than_the_first_start(
+    rng, monkeypatch
+):
     X = rng.random((40, 2))
     y = np.sin(6 * X[:, 0]) + 0.05 * rng.standard_normal(40)
     y = y - y.mean()
     good = fit_hyperparameters(X, y, kind="matern52", rng=rng, n_restarts=3)
     starts = _count_starts(monkeypatch)
+    kwargs = {"kind": "matern52", "n_restarts": 3, "promising_restarts_only": True}
     # Started at its own optimum, no random draw screens better: one run, the same optimum.
-    again = fit_hyperparameters(X, y, kind="matern52", rng=rng, n_restarts=3, init=good)
+    again = fit_hyperparameters(X, y, rng=rng, init=good, **kwargs)
     assert len(starts) == 1
     np.testing.assert_allclose(again.to_theta(), good.to_theta(), atol=1e-3)
+    # Without the option every restart runs.
+    starts.clear()
+    fit_hyperparameters(X, y, kind="matern52", rng=rng, n_restarts=3, init=good)
+    assert len(starts) == 4
     # Started where the data are interpolated by a rough, noiseless function, the draws
     # screen better: every restart runs, and the fit reaches the same optimum.
     starts.clear()
     bad = GPHyperparameters(np.array([0.01, 0.01]), 0.05, 1e-6)
-    fit = fit_hyperparameters(X, y, kind="matern52", rng=rng, n_restarts=3, init=bad)
+    fit = fit_hyperparameters(X, y, rng=rng, init=bad, **kwargs)
     assert len(starts) == 4
     assert log_marginal_likelihood(fit.to_theta(), X, y, "matern52")[0] == pytest.approx(
         log_marginal_likelihood(good.to_theta(), X, y, "matern52")[0], abs=1e-3
