@@ -148,3 +148,21 @@ def test_a_large_meta_task_is_fitted_to_max_meta_observations_rows():
     keep = thin(X, tasks[0][1], 100)
     kept, full = opt.meta.y_all[:100], whole.meta.y_all[:300][keep]
     np.testing.assert_allclose(np.corrcoef(kept, full)[0, 1], 1.0)
+
+
+def test_only_a_large_meta_task_skips_the_restarts_that_screen_worse(monkeypatch):
+    from rmbo_tune.engine.meta_models import ALWAYS_RESTART_ROWS
+
+    seen: dict[int, bool] = {}
+    fit = ScaledGP.fit.__func__
+
+    def recording(cls, X, y, **kwargs):
+        seen[len(X)] = kwargs["promising_restarts_only"]
+        return fit(cls, X, y, **kwargs)
+
+    monkeypatch.setattr(ScaledGP, "fit", classmethod(recording))
+    rng = np.random.default_rng(0)
+    small, large = ALWAYS_RESTART_ROWS, ALWAYS_RESTART_ROWS + 1
+    tasks = [(X, np.sin(5 * X[:, 0])) for X in (rng.random((small, 2)), rng.random((large, 2)))]
+    MetaBO(2, tasks, seed=0)
+    assert seen == {small: False, large: True}
