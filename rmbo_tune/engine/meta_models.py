@@ -40,12 +40,12 @@ from rmbo_tune.engine.types import Array
 _CHUNK_ELEMENTS = 65_536
 # A meta-task GP of at most this many observations runs every random restart of its fit; a
 # larger one only those that screen more likely than the default start
-# (fit_hyperparameters' promising_restarts_only). Where a restart costs milliseconds the
-# skipped ones cost more than they save: on the SVM, boosting, random-forest and
-# nearest-neighbour grids (meta-tasks of 50) skipping them moved RM-GP-UCB's regret at 25 by
-# +0.0006 +- 0.0004 (random forest and nearest neighbours, paired over 24 targets x 10
-# seeds) and -0.0024 +- 0.0024 (boosting). At the paper's scale, 60 tasks of 130, they were
-# half the build: 5.6 -> 2.5 s.
+# (fit_hyperparameters' promising_restarts_only). Where a restart costs milliseconds there
+# is little to save, and on the SVM, boosting, random-forest and nearest-neighbour grids
+# (meta-tasks of 50) skipping them moved RM-GP-UCB's regret at 25 by +0.0006 +- 0.0004
+# (random forest and nearest neighbours, paired over 24 targets x 10 seeds) and -0.0024 +-
+# 0.0024 (boosting). At the paper's scale, 60 tasks of 130, they were half the build: 5.6
+# -> 2.5 s.
 ALWAYS_RESTART_ROWS = 64
 
 

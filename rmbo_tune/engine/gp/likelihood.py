@@ -278,8 +278,9 @@ def fit_hyperparameters(
         Run only the random starts more likely than the first start on the screening rows
         (:func:`_screened_restarts`): where the first start screens better than every random
         one, the restarts rarely find a better optimum and cost as much as the fit itself.
-        For the many one-off meta-task fits; the target's few-observation fits keep every
-        restart, where they are cheap and a stale optimum costs the search.
+        Used for meta-tasks of more than ``meta_models.ALWAYS_RESTART_ROWS`` observations,
+        whose fits dominate the engine's build; smaller tasks and the target keep every
+        restart, which costs milliseconds there.
 
     Returns
     -------

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from rmbo_tune.engine.gp import likelihood
 from rmbo_tune.engine.gp.likelihood import (
     GPHyperparameters,
     fit_hyperparameters,
@@ -92,8 +93,6 @@ def test_fit_handles_constant_outputs(rng):
 
 
 def _count_starts(monkeypatch) -> list[np.ndarray]:
-    from rmbo_tune.engine.gp import likelihood
-
     starts: list[np.ndarray] = []
     minimize = likelihood.optimize.minimize
 
