@@ -51,6 +51,18 @@ def test_stacked_gradients_match_finite_differences(models, rng):
         )
 
 
+def test_the_last_points_gradient_prediction_is_reused_and_read_only(models, rng):
+    stack = MetaTaskModels(models)
+    x, other = rng.random(2), rng.random(2)
+    first = stack.predict_with_grad(x)
+    assert stack.predict_with_grad(x.copy()) is first  # the same point: no recomputation
+    fresh = MetaTaskModels(models).predict_with_grad(other)
+    for a, b in zip(stack.predict_with_grad(other), fresh, strict=True):
+        np.testing.assert_array_equal(a, b)  # another point: recomputed
+    with pytest.raises(ValueError, match="read-only"):
+        first[0][0] = 0.0
+
+
 def test_joint_posterior_matches_marginals(models, rng):
     stack = MetaTaskModels(models)
     Xt = rng.random((6, 2))
