@@ -168,7 +168,7 @@ class MetaBOOptions:
         selection from the others (:func:`~rmbo_tune.engine.meta_models.thin`), so that
         its GP still covers the space. A GP fit costs O(n^3) per likelihood evaluation and
         a prediction O(n^2) per point: ten earlier experiments of 1000 trials (D = 8) took
-        36 s to fit in full and 820 ms per suggestion, 1.4 s and 60 ms thinned to 256
+        28 s to fit in full and 550 ms per suggestion, 1.5 s and 57 ms thinned to 256
         (``docs/benchmarks.md``, "Large meta-tasks"). The default is twice the meta-task
         size of the paper's scalability test (130) and leaves every shipped benchmark's
         meta-tasks whole.
