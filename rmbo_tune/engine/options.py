@@ -158,8 +158,9 @@ class MetaBOOptions:
         Random restarts of each meta-task's hyperparameter fit and of the target's at sizes
         ``min_fit_observations`` and 10, 20, 40, ... (warm-started refits in between have
         none). Each restart begins at the most likely of 32 random hyperparameter settings
-        (by value on at most 64 observations); a meta-task's runs only if that setting is
-        more likely there than the default start.
+        (by value on at most 64 observations); for a meta-task of more than 64
+        observations it runs only if that setting is more likely there than the default
+        start.
     noise_floor : float
         Lower bound on the noise variance of standardized outputs.
     max_meta_observations : int or None

@@ -199,12 +199,13 @@ def _screened_restarts(
         rows = np.sort(rng.choice(len(X), SCREEN_MAX_ROWS, replace=False))
     Xs, ys = X[rows], y[rows]
     Ds = squared_differences(Xs)
-    thetas = pool if first is None else np.vstack([np.clip(first, lo, hi), pool])
-    values = np.array([log_marginal_likelihood_value(t, Xs, ys, kind, D=Ds) for t in thetas])
-    if prior is not None:
-        values += np.array([prior.log_density(t)[0] for t in thetas])
-    bar = -np.inf if first is None else values[0]
-    values = values[len(thetas) - len(pool) :]
+
+    def screen(theta: Array) -> float:
+        value = log_marginal_likelihood_value(theta, Xs, ys, kind, D=Ds)
+        return value if prior is None else value + prior.log_density(theta)[0]
+
+    values = np.array([screen(t) for t in pool])
+    bar = -np.inf if first is None else screen(np.clip(first, lo, hi))
     order = np.argsort(-values, kind="stable")[:n_restarts]
     return [pool[i] for i in order if values[i] > bar]
 
