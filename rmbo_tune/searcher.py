@@ -92,6 +92,8 @@ class RMBOSearcher(Searcher):
         Given (or read from ``scheduler``), a trial an early-stopping scheduler stopped
         before it is not a target observation, and the search's results at lower fidelity
         levels become meta-tasks that grow while it runs (see :mod:`rmbo_tune.fidelity`).
+        With those level meta-tasks, RM-GP-UCB's ``tau`` defaults to 0 (the tasks' means
+        alone; ``docs/usage.md``).
     fidelity_attr : str
         The result key that measures training progress (default "training_iteration").
     fidelity_levels : list of float, optional
@@ -150,6 +152,18 @@ class RMBOSearcher(Searcher):
             fid["fidelity_levels"],
             rung_meta_tasks,
         )
+        if (
+            method == "rm-gp-ucb"
+            and self._fidelity.max_fidelity is not None
+            and rung_meta_tasks
+            and "tau" not in options
+            and engine_options.variant == "robust"
+        ):
+            # With the level meta-tasks RM-GP-UCB's meta term is the tasks' means alone: the
+            # target observes only full-length trials, so nu decays slowly, and the
+            # committee's spread kept drawing suggestions to where nothing was observed (the
+            # CNN beside ASHA: 0.48 at 8 full trainings' worth, 0.32 with the means alone).
+            engine_options = dataclasses.replace(engine_options, tau=0.0)
         super().__init__(metric=metric, mode=mode)
         self._method, self._seed, self._options = method, seed, engine_options
         self._space = SearchSpace.from_tune(space) if space else None

@@ -88,6 +88,24 @@ def test_inactive_tracker_observes_everything():
     assert tr.changed_tasks() == []
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "tau"),
+    [
+        ({"max_fidelity": 9}, 0.0),
+        ({"scheduler": ASHAScheduler(max_t=9, grace_period=1, reduction_factor=3)}, 0.0),
+        ({"max_fidelity": 9, "tau": 1.0}, 1.0),
+        ({"max_fidelity": 9, "rung_meta_tasks": False}, None),
+        ({"max_fidelity": 9, "method": "rm-gp-ts"}, None),
+        ({"max_fidelity": 9, "variant": "paper"}, 1.0),
+        ({}, None),
+    ],
+)
+def test_level_meta_tasks_make_rm_gp_ucb_weigh_the_tasks_means_alone(kwargs, tau):
+    searcher = RMBOSearcher(SPACE, metric="loss", mode="min", seed=0, **kwargs)
+    searcher.suggest("t0")
+    assert searcher.engine.options.tau == tau
+
+
 def run_by_hand(searcher, n_trials, stop_at):
     """Tune's calls for trials that a scheduler stops at ``stop_at(i)`` epochs (the stopping
     result reaches only on_trial_complete, as in Tune)."""

@@ -177,8 +177,10 @@ class _Suggester:
             self.index = {c: i for i, c in enumerate(curves.configs)}
             return
         engine_method = "random" if method == "random+asha" else "rm-gp-ucb"
+        # With level meta-tasks RMBOSearcher's RM-GP-UCB weighs the tasks' means alone.
+        tau = {"tau": 0.0} if method == "rmbo+asha" else {}
         self.engine = MetaBO(
-            curves.X.shape[1], method=engine_method, candidates=curves.X, seed=seed
+            curves.X.shape[1], method=engine_method, candidates=curves.X, seed=seed, **tau
         )
         if method in ("rmbo+asha", "rmbo+asha-norungs"):
             self.tracker = FidelityTracker(
