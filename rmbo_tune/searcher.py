@@ -141,7 +141,6 @@ class RMBOSearcher(Searcher):
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
         if seed is not None and (not isinstance(seed, int | np.integer) or isinstance(seed, bool)):
             raise ValueError(f"seed must be an integer or None, got {seed!r}")
-        engine_options = MetaBOOptions.from_kwargs(options)  # names unknown options
         given = {"max_fidelity": max_fidelity, "fidelity_attr": fidelity_attr}
         given["fidelity_levels"] = fidelity_levels
         read = from_scheduler(scheduler) if scheduler is not None else {}
@@ -152,18 +151,8 @@ class RMBOSearcher(Searcher):
             fid["fidelity_levels"],
             rung_meta_tasks,
         )
-        if (
-            method == "rm-gp-ucb"
-            and self._fidelity.max_fidelity is not None
-            and rung_meta_tasks
-            and "tau" not in options
-            and engine_options.variant == "robust"
-        ):
-            # With the level meta-tasks RM-GP-UCB's meta term is the tasks' means alone: the
-            # target observes only full-length trials, so nu decays slowly, and the
-            # committee's spread kept drawing suggestions to where nothing was observed (the
-            # CNN beside ASHA: 0.48 at 8 full trainings' worth, 0.32 with the means alone).
-            engine_options = dataclasses.replace(engine_options, tau=0.0)
+        # Names unknown options; with level meta-tasks RM-GP-UCB's tau defaults to 0.
+        engine_options = MetaBOOptions.from_kwargs(self._fidelity.engine_options(method, options))
         super().__init__(metric=metric, mode=mode)
         self._method, self._seed, self._options = method, seed, engine_options
         self._space = SearchSpace.from_tune(space) if space else None

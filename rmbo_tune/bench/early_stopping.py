@@ -177,15 +177,14 @@ class _Suggester:
             self.index = {c: i for i, c in enumerate(curves.configs)}
             return
         engine_method = "random" if method == "random+asha" else "rm-gp-ucb"
-        # With level meta-tasks RMBOSearcher's RM-GP-UCB weighs the tasks' means alone.
-        tau = {"tau": 0.0} if method == "rmbo+asha" else {}
-        self.engine = MetaBO(
-            curves.X.shape[1], method=engine_method, candidates=curves.X, seed=seed, **tau
-        )
         if method in ("rmbo+asha", "rmbo+asha-norungs"):
             self.tracker = FidelityTracker(
                 "iterations", MAX_FIDELITY, FIDELITIES[:-1], rung_meta_tasks=method == "rmbo+asha"
             )
+        options = self.tracker.engine_options(engine_method, {}) if self.tracker else {}
+        self.engine = MetaBO(
+            curves.X.shape[1], method=engine_method, candidates=curves.X, seed=seed, **options
+        )
 
     def ask(self) -> tuple[int, Any]:
         """The next configuration's row in the grid, and the handle to report on."""
