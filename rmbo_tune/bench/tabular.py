@@ -123,6 +123,12 @@ SUITES: dict[str, dict[str, str]] = {
         "about": "nearest-neighbour grid (162 configs x 24 datasets, three categorical "
         "columns; rmbo_tune.bench.make_knn_grid)",
     },
+    "logreg": {
+        "folder": "logreg-grid",
+        "log_columns": "C",
+        "about": "logistic-regression grid (108 configs x 24 datasets, three categorical "
+        "columns; rmbo_tune.bench.make_logreg_grid)",
+    },
     "mlp": {
         "folder": "mlp-grid",
         "log_columns": "hidden_units,alpha,learning_rate_init",
