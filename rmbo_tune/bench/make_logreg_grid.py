@@ -1,7 +1,8 @@
 """Build the ``logreg-grid`` tabular meta-dataset: one logistic-regression grid, many datasets.
 
 ``python -m rmbo_tune.bench.make_logreg_grid --out rmbo_tune/bench/data/logreg-grid
---processes 2`` (needs scikit-learn; a few minutes on two cores) writes one CSV per dataset
+--processes 2`` (needs scikit-learn; about 10 minutes on two cores, most of it ``digits``,
+whose L1 fits with a large ``C`` are slow) writes one CSV per dataset
 with the columns ``scaler, penalty, class_weight, C, value``: the same 108-configuration grid
 of a scikit-learn pipeline (a feature transform, then ``LogisticRegression`` with the
 liblinear solver, one-vs-rest) evaluated on the datasets of
@@ -9,8 +10,9 @@ liblinear solver, one-vs-rest) evaluated on the datasets of
 balanced accuracy (higher is better).
 
 A sixth family of HPO meta-data, built after every default of the engine was fixed and used
-for no choice: a linear model whose response to its one continuous hyperparameter (the
-inverse regularization ``C``, log-scaled over eight decades) is smooth and single-peaked,
+for no choice: a linear model with one continuous hyperparameter, the inverse regularization
+``C`` (log-scaled over eight decades), which saturates at both ends (a strong L1 penalty
+predicts one class, a weak penalty L1 or L2 the same unregularized fit),
 beside three categorical ones (one-hot encoded): the feature transform, the L1 or L2 penalty
 and the class weighting, which matters on the imbalanced datasets.
 """
