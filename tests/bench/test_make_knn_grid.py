@@ -5,14 +5,10 @@ import pytest
 
 from rmbo_tune.bench import make_hgb_grid, make_knn_grid, tabular
 from rmbo_tune.bench.tabular_data import load_tabular
-from tests.bench.test_make_hgb_grid import assert_shipped_grid
+from tests.bench.test_make_hgb_grid import assert_shipped_grid, shipped_value
 
 DATA = Path(make_knn_grid.__file__).resolve().parent / "data" / "knn-grid"
 CATEGORICAL = ("scaler", "metric", "weights")
-
-
-def _config(row: dict[str, str]) -> tuple:
-    return tuple(row[k] if k in CATEGORICAL else int(row[k]) for k in make_knn_grid.GRID)
 
 
 def test_shipped_files_hold_the_whole_grid_for_every_dataset():
@@ -23,9 +19,8 @@ def test_evaluate_reproduces_a_shipped_value():
     pytest.importorskip("sklearn")
     X, y = make_hgb_grid.datasets()["wine"]()
     config = {"scaler": "none", "metric": "manhattan", "weights": "distance", "n_neighbors": 8}
-    with open(DATA / "wine.csv") as fh:
-        row = next(r for r in csv.DictReader(fh) if _config(r) == tuple(config.values()))
-    assert make_knn_grid.evaluate(X, y, config) == pytest.approx(float(row["value"]), abs=1e-9)
+    expected = shipped_value(DATA, "wine", config, categorical=CATEGORICAL)
+    assert make_knn_grid.evaluate(X, y, config) == pytest.approx(expected, abs=1e-9)
 
 
 def test_the_scaler_matters_where_features_have_different_units():

@@ -5,7 +5,7 @@ import pytest
 
 from rmbo_tune.bench import make_hgb_grid, make_logreg_grid, tabular
 from rmbo_tune.bench.tabular_data import load_tabular
-from tests.bench.test_make_hgb_grid import assert_shipped_grid
+from tests.bench.test_make_hgb_grid import assert_shipped_grid, shipped_value
 
 DATA = Path(make_logreg_grid.__file__).resolve().parent / "data" / "logreg-grid"
 CATEGORICAL = ("scaler", "penalty", "class_weight")
@@ -24,13 +24,8 @@ def test_evaluate_reproduces_a_shipped_value():
     pytest.importorskip("sklearn")
     X, y = make_hgb_grid.datasets()["wine"]()
     config = {"scaler": "standard", "penalty": "l2", "class_weight": "balanced", "C": 0.1}
-    row = next(
-        r
-        for r in _rows("wine")
-        if all(r[k] == v for k, v in config.items() if k in CATEGORICAL)
-        and float(r["C"]) == config["C"]
-    )
-    assert make_logreg_grid.evaluate(X, y, config) == pytest.approx(float(row["value"]), abs=1e-9)
+    expected = shipped_value(DATA, "wine", config, categorical=CATEGORICAL)
+    assert make_logreg_grid.evaluate(X, y, config) == pytest.approx(expected, abs=1e-9)
 
 
 def test_class_weighting_matters_where_one_class_is_rare():

@@ -5,13 +5,9 @@ import pytest
 
 from rmbo_tune.bench import make_hgb_grid, make_rf_grid, tabular
 from rmbo_tune.bench.tabular_data import load_tabular
-from tests.bench.test_make_hgb_grid import assert_shipped_grid
+from tests.bench.test_make_hgb_grid import assert_shipped_grid, shipped_value
 
 DATA = Path(make_rf_grid.__file__).resolve().parent / "data" / "rf-grid"
-
-
-def _config(row: dict[str, str]) -> tuple:
-    return tuple(row[k] if k == "criterion" else float(row[k]) for k in make_rf_grid.GRID)
 
 
 def test_shipped_files_hold_the_whole_grid_for_every_dataset():
@@ -22,9 +18,8 @@ def test_evaluate_reproduces_a_shipped_value():
     pytest.importorskip("sklearn")
     X, y = make_hgb_grid.datasets()["wine"]()
     config = {"criterion": "entropy", "max_features": 0.3, "max_depth": 4, "min_samples_leaf": 3}
-    with open(DATA / "wine.csv") as fh:
-        row = next(r for r in csv.DictReader(fh) if _config(r) == tuple(config.values()))
-    assert make_rf_grid.evaluate(X, y, config) == pytest.approx(float(row["value"]), abs=1e-9)
+    expected = shipped_value(DATA, "wine", config, categorical=("criterion",))
+    assert make_rf_grid.evaluate(X, y, config) == pytest.approx(expected, abs=1e-9)
 
 
 def test_build_writes_one_csv_per_dataset_from_worker_processes(tmp_path, capsys):
