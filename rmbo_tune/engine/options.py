@@ -74,14 +74,16 @@ class MetaBOOptions:
         losses count too: between "gain" (``s -> 0``) and the tasks' weighted rating.
         "informative": the one the weighted tasks rate best, most often beside the best
         observation when most tasks agree on it. Regret at 5 evaluations, smoothed / gain /
-        informative: SVM (50 targets) 0.034 / 0.038 / 0.039, neural networks 0.023 / 0.018 /
-        0.034, SVM with five meta-tasks 0.049 / 0.066 / 0.049; the other families within
-        about one standard error (``docs/benchmarks.md``). Where no task expects a gain, the
-        rating's best. With any of the three, if the observations told by then are
-        ordered wrongly by at least 3/4 of the tasks on average, as mirror images of the
-        target order them, a second probe goes where the tasks predict the lowest value.
+        informative: SVM (50 targets) 0.035 / 0.043 / 0.042, neural networks 0.023 / 0.020 /
+        0.038; the other families within 1.6 standard errors; with four trials in flight
+        the clipped gain was ahead on SVM, boosting and networks within 1.5
+        (``docs/benchmarks.md``, "The probe, over every target" and "Concurrent trials").
+        Where no task expects a gain, the rating's best. With any of the three, if the
+        observations told by then are ordered wrongly by at least 3/4 of the tasks on
+        average, as mirror images of the target order them, a second probe goes where the
+        tasks predict the lowest value.
         "lowest": one probe, there, which costs about one evaluation when the tasks are
-        right (boosting regret at 5 evaluations 0.078 against 0.059,
+        right (boosting regret at 5 evaluations 0.073 against 0.059,
         ``docs/benchmarks.md``).
     probe_after : int
         The probe is suggestion ``probe_after + 1``. With 1 (default) it is always spent;
