@@ -76,8 +76,8 @@ class MetaBOOptions:
         observation when most tasks agree on it. Regret at 5 evaluations, smoothed / gain /
         informative: SVM (50 targets) 0.035 / 0.043 / 0.042, neural networks 0.023 / 0.020 /
         0.038; the other families within 1.6 standard errors; with four trials in flight
-        the clipped gain was ahead on SVM, boosting and networks within 1.5
-        (``docs/benchmarks.md``, "The probe, over every target" and "Concurrent trials").
+        no variant is ahead on every grid (``docs/benchmarks.md``, "The probe, over every
+        target" and "Concurrent trials").
         Where no task expects a gain, the rating's best. With any of the three, if the
         observations told by then are ordered wrongly by at least 3/4 of the tasks on
         average, as mirror images of the target order them, a second probe goes where the
