@@ -5,7 +5,7 @@ import pytest
 
 from rmbo_tune.bench import make_hgb_grid, make_mlp_grid, tabular
 from rmbo_tune.bench.tabular_data import load_tabular
-from tests.bench.test_make_hgb_grid import assert_shipped_grid
+from tests.bench.test_make_hgb_grid import assert_shipped_grid, shipped_value
 
 DATA = Path(make_mlp_grid.__file__).resolve().parent / "data" / "mlp-grid"
 CONFIG = {"hidden_units": 8, "activation": "relu", "alpha": 0.001, "learning_rate_init": 0.01}
@@ -33,8 +33,8 @@ def test_shipped_files_hold_the_whole_grid_for_every_dataset():
 def test_evaluate_reproduces_a_shipped_value():
     pytest.importorskip("sklearn")
     X, y = make_mlp_grid.datasets()["iris-petal-width"]()
-    row = next(r for r in _rows("iris-petal-width") if _config(r) == tuple(CONFIG.values()))
-    assert make_mlp_grid.evaluate(X, y, CONFIG) == pytest.approx(float(row["value"]), abs=1e-6)
+    expected = shipped_value(DATA, "iris-petal-width", CONFIG, categorical=("activation",))
+    assert make_mlp_grid.evaluate(X, y, CONFIG) == pytest.approx(expected, abs=1e-6)
 
 
 def test_build_runs_another_family_of_datasets_in_worker_processes(tmp_path):
@@ -45,8 +45,8 @@ def test_build_runs_another_family_of_datasets_in_worker_processes(tmp_path):
     for name in ("iris-petal-width", "wine-alcohol"):
         with open(tmp_path / f"{name}.csv") as fh:
             (built,) = list(csv.DictReader(fh))
-        shipped = next(r for r in _rows(name) if _config(r) == tuple(CONFIG.values()))
-        assert float(built["value"]) == pytest.approx(float(shipped["value"]), abs=1e-6)
+        shipped = shipped_value(DATA, name, CONFIG, categorical=("activation",))
+        assert float(built["value"]) == pytest.approx(shipped, abs=1e-6)
 
 
 def test_every_dataset_is_learnable_and_the_best_settings_differ():
