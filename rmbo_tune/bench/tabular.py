@@ -129,6 +129,12 @@ SUITES: dict[str, dict[str, str]] = {
         "about": "logistic-regression grid (108 configs x 24 datasets, three categorical "
         "columns; rmbo_tune.bench.make_logreg_grid)",
     },
+    "sgd": {
+        "folder": "sgd-grid",
+        "log_columns": "alpha",
+        "about": "linear-model SGD grid (216 configs x 24 datasets, four categorical "
+        "columns; rmbo_tune.bench.make_sgd_grid)",
+    },
     "mlp": {
         "folder": "mlp-grid",
         "log_columns": "hidden_units,alpha,learning_rate_init",
