@@ -34,6 +34,7 @@ import numpy as np
 from scipy import linalg
 
 from rmbo_tune.engine.gp import ScaledGP
+from rmbo_tune.engine.kernels import kumaraswamy, kumaraswamy_grad_x
 from rmbo_tune.engine.types import Array
 
 
@@ -47,6 +48,9 @@ class RandomFourierFeatures:
     kind : {"matern52", "se"}
     n_features : int
     rng : numpy.random.Generator
+    warp : ndarray of shape (2, n_dims), optional
+        The kernel's input warp (:func:`~rmbo_tune.engine.kernels.kumaraswamy`): the
+        features are taken of the warped inputs.
     """
 
     def __init__(
@@ -57,7 +61,9 @@ class RandomFourierFeatures:
         kind: str,
         n_features: int,
         rng: np.random.Generator,
+        warp: Array | None = None,
     ) -> None:
+        self.warp = warp
         d = len(lengthscales)
         Z = rng.standard_normal((n_features, d))
         if kind == "matern52":
@@ -74,11 +80,16 @@ class RandomFourierFeatures:
 
     def features(self, X: Array) -> Array:
         """Feature matrix of shape (n, m)."""
-        return self.amp * np.cos(X @ self.W.T + self.b)
+        U = X if self.warp is None else kumaraswamy(X, self.warp)
+        return self.amp * np.cos(U @ self.W.T + self.b)
 
     def features_grad(self, x: Array) -> Array:
         """Jacobian of ``phi(x)`` in ``x``, shape (m, d)."""
-        return -self.amp * np.sin(self.W @ x + self.b)[:, None] * self.W
+        if self.warp is None:
+            return -self.amp * np.sin(self.W @ x + self.b)[:, None] * self.W
+        u = kumaraswamy(x, self.warp)
+        jac = -self.amp * np.sin(self.W @ u + self.b)[:, None] * self.W
+        return jac * kumaraswamy_grad_x(x, self.warp)
 
 
 class RFFPosterior:
@@ -104,7 +115,12 @@ class RFFPosterior:
         hp = gp.hyper
         self.loc, self.scale, self.mean = model.loc, model.scale, gp.mean
         self.rff = RandomFourierFeatures(
-            hp.lengthscales, hp.signal_var, kind=gp.kind, n_features=n_features, rng=rng
+            hp.lengthscales,
+            hp.signal_var,
+            kind=gp.kind,
+            n_features=n_features,
+            rng=rng,
+            warp=hp.warp,
         )
         Phi = self.rff.features(gp.X)
         if basis is not None:

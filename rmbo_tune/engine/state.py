@@ -115,6 +115,8 @@ def load(
         options = {**VERSION_1_OPTIONS, **options}
     # Written before meta-tasks were thinned: that engine fitted every observation.
     options.setdefault("max_meta_observations", None)
+    # Written before the input warp: that engine's kernel took the inputs as they are.
+    options.setdefault("input_warp", None)
     if state["version"] == 2 and options.get("tau") is None and state["method"] == "rm-gp-ucb":
         # Written when tau=None weighed the tasks' means alone in RM-GP-UCB's meta term.
         options["tau"] = 0.0

@@ -238,5 +238,6 @@ class TargetModel:
             init=self.hyper,
             noise_floor=opt.noise_floor,
             prior=self.prior,
+            warp_inputs=opt.input_warp is not None and t >= opt.input_warp,
         )
         self._factor, self.factor_base = None, t

@@ -7,6 +7,9 @@ from rmbo_tune.engine.kernels import (
     kernel,
     kernel_from_r2,
     kernel_grad_x,
+    kumaraswamy,
+    kumaraswamy_grad_log_params,
+    kumaraswamy_grad_x,
     scaled_sqdist,
 )
 from tests.conftest import finite_difference
@@ -62,3 +65,37 @@ def test_gradient_in_log_lengthscale_matches_finite_differences(kind, rng):
 def test_unknown_kernel_is_refused():
     with pytest.raises(ValueError, match="kernel must be one of"):
         check_kernel("rbf")
+
+
+def test_kumaraswamy_warp_is_a_monotone_map_of_the_unit_interval_fixing_its_ends(rng):
+    x = np.linspace(0.0, 1.0, 101)[:, None]
+    np.testing.assert_allclose(kumaraswamy(x, np.ones((2, 1))), x, atol=1e-15)  # the identity
+    for a, b in [(0.3, 1.0), (1.0, 3.0), (2.5, 0.4)]:
+        u = kumaraswamy(x, np.array([[a], [b]]))[:, 0]
+        assert u[0] == 0.0 and u[-1] == 1.0  # a binary column is left as it is
+        assert np.all(np.diff(u) > 0)
+    # a < 1 stretches the low end: the lower tenth takes more than half of the range.
+    assert kumaraswamy(np.array([[0.1]]), np.array([[0.3], [1.0]]))[0, 0] > 0.5
+
+
+def test_kumaraswamy_derivatives_match_finite_differences(rng):
+    warp = np.exp(0.5 * rng.standard_normal((2, 3)))
+    X = rng.uniform(0.05, 0.95, size=(6, 3))
+    d_log_a, d_log_b = kumaraswamy_grad_log_params(X, warp)
+    for k in range(3):
+        for j, grad in enumerate((d_log_a, d_log_b)):
+
+            def moved(t, k=k, j=j):
+                w = warp.copy()
+                w[j, k] = np.exp(np.log(w[j, k]) + t[0])
+                return kumaraswamy(X, w)[:, k]
+
+            fd = [finite_difference(lambda t, i=i: moved(t)[i], np.zeros(1))[0] for i in range(6)]
+            np.testing.assert_allclose(grad[:, k], fd, rtol=1e-5, atol=1e-8)
+    x = X[0]
+    fd = finite_difference(lambda v: kumaraswamy(v[None], warp)[0] @ np.ones(3), x)
+    np.testing.assert_allclose(kumaraswamy_grad_x(x, warp), fd, rtol=1e-5)
+    # At the ends no parameter moves the warp.
+    ends = np.array([[0.0, 1.0, 0.5]])
+    for grad in kumaraswamy_grad_log_params(ends, warp):
+        assert grad[0, 0] == 0.0 and grad[0, 1] == 0.0 and np.all(np.isfinite(grad))

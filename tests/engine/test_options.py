@@ -58,6 +58,8 @@ def test_paper_variant_is_the_papers_practice():
         ({"repeat_escalations": -1}, "repeat_escalations must be an integer >= 0, got -1"),
         ({"repeat_escalations": 2.0}, "repeat_escalations must be an integer >= 0, got 2.0"),
         ({"target_warp": "log"}, "target_warp must be one of"),
+        ({"input_warp": 1}, "input_warp must be an integer >= 2 or None, got 1"),
+        ({"input_warp": True}, "input_warp must be an integer >= 2 or None, got True"),
         ({"ts_scale": 2.0}, "ts_scale must be one of"),
         ({"tau": float("inf")}, "tau must be a finite number >= 0 or None, got inf"),
         ({"beta_scale": float("inf")}, "beta_scale must be a finite number > 0"),

@@ -27,6 +27,21 @@ def test_feature_gradient_matches_finite_differences(rng):
         )
 
 
+def test_warped_features_approximate_the_kernel_of_the_warped_inputs(rng):
+    ell, warp = np.array([0.3, 0.6]), np.array([[0.4, 1.0], [1.0, 2.0]])
+    rff = RandomFourierFeatures(ell, 1.0, kind="se", n_features=20000, rng=rng, warp=warp)
+    X = rng.random((20, 2))
+    U = GPHyperparameters(ell, 1.0, 1e-3, warp).inputs(X)
+    Phi = rff.features(X)
+    np.testing.assert_allclose(Phi @ Phi.T, kernel(U, U, ell, 1.0, "se"), atol=0.05)
+    x = rng.uniform(0.1, 0.9, 2)
+    J = rff.features_grad(x)
+    for j in range(0, 20000, 4000):
+        np.testing.assert_allclose(
+            J[j], finite_difference(lambda v, j=j: rff.features(v[None])[0, j], x), atol=1e-6
+        )
+
+
 def test_posterior_samples_center_on_the_gp_mean(rng):
     X = rng.random((25, 1))
     y = 5.0 + 2.0 * np.sin(6 * X[:, 0])

@@ -126,6 +126,26 @@ def test_a_state_without_max_meta_observations_fits_every_observation() -> None:
     assert MetaBO.from_state_dict(saved).meta.sizes.tolist() == [300]
 
 
+def test_a_state_without_input_warp_keeps_the_inputs_unwarped() -> None:
+    saved = st.dump(_engine())
+    assert saved["options"]["input_warp"] == 20
+    del saved["options"]["input_warp"]
+    assert MetaBO.from_state_dict(saved).options.input_warp is None
+
+
+def test_a_warped_target_round_trips_with_its_warp() -> None:
+    rng = np.random.default_rng(3)
+    X = rng.random((30, 2))
+    opt = MetaBO(2, [(X, -((X - 0.3) ** 2).sum(1))], seed=2, input_warp=4)
+    for _ in range(5):
+        x = opt.ask()
+        opt.tell(x, float(-np.sum((x - 0.4) ** 2)))
+    assert opt.target.hyper.warp is not None
+    twin = MetaBO.from_state_dict(json.loads(json.dumps(st.dump(opt))))
+    np.testing.assert_array_equal(twin.target.hyper.warp, opt.target.hyper.warp)
+    np.testing.assert_array_equal(twin.ask(), opt.ask())
+
+
 def test_a_version_2_state_keeps_the_tasks_means_in_rm_gp_ucbs_meta_term() -> None:
     saved = st.dump(_engine())
     assert saved["options"]["tau"] is None

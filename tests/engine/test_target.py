@@ -47,6 +47,20 @@ def test_refit_after_every_observation_then_after_20_percent_growth() -> None:
     assert fitted_at == [*range(first, REFIT_ALWAYS_UNTIL + 1), 24, 29, 35]
 
 
+def test_inputs_are_warped_from_the_observation_input_warp_names() -> None:
+    rng = np.random.default_rng(1)
+    model = _model(input_warp=8)
+    _fill(model, 7, rng)
+    assert model.factor_base == 7 and model.hyper.warp is None
+    _fill(model, 1, rng)
+    assert model.factor_base == 8 and model.hyper.warp.shape == (2, 2)
+    # The posterior is the GP of the warped inputs.
+    X = model.X_fit
+    mu, _ = model.model().predict(X)
+    assert np.corrcoef(mu, model.scaled_y())[0, 1] > 0.9
+    assert _model().options.input_warp is None
+
+
 def test_rank_warp_makes_outliers_harmless() -> None:
     m = _model()
     for i, v in enumerate([0.0, 1.0, 2.0, 1e9]):

@@ -37,7 +37,8 @@ class FixedPointFactor:
         self._rebuild(np.asarray(X, dtype=np.float64).reshape(-1, Z.shape[1]))
 
     def _k(self, A: Array, B: Array) -> Array:
-        return kernel(A, B, self.hyper.lengthscales, self.hyper.signal_var, self.kind)
+        hp = self.hyper
+        return kernel(hp.inputs(A), hp.inputs(B), hp.lengthscales, hp.signal_var, self.kind)
 
     def _rebuild(self, X: Array) -> None:
         self.X = X

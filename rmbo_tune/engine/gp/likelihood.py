@@ -5,13 +5,18 @@ Notation
 X (n, d), y (n,)
     Training inputs in the unit cube and centred outputs of roughly unit scale.
 theta = [log ell (d), log s2, log noise]
-    Hyperparameters in log space, as optimized.
+    Hyperparameters in log space, as optimized; with warped inputs followed by
+    ``[log a (d), log b (d)]``, the Kumaraswamy warp's parameters
+    (:func:`~rmbo_tune.engine.kernels.kumaraswamy`), and the kernel is taken between the
+    warped inputs ``U = w(X)``.
 K = k(X, X) + noise I,  L = chol(K),  alpha = K^{-1} y
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,12 +24,21 @@ from scipy import optimize
 from scipy.linalg import lapack
 
 from rmbo_tune.engine.gp.linalg import safe_cholesky
-from rmbo_tune.engine.kernels import contract_grad_log_ell, kernel_from_r2, scaled_sqdist
+from rmbo_tune.engine.kernels import (
+    contract_grad_log_ell,
+    kernel_from_r2,
+    kumaraswamy,
+    kumaraswamy_grad_log_params,
+    scaled_sqdist,
+)
 from rmbo_tune.engine.priors import LogNormalPrior
 from rmbo_tune.engine.types import Array, CholeskyError
 
 LOG_ELL_BOUNDS = (np.log(1e-2), np.log(20.0))
 LOG_S2_BOUNDS = (np.log(5e-2), np.log(20.0))
+LOG_WARP_BOUNDS = (-2.0, 2.0)
+# Prior spread of log a and log b, as BoTorch's input warping (LogNormal(0, 0.75^0.5)).
+WARP_PRIOR_SCALE = float(np.sqrt(0.75))
 MAX_NOISE = 1.0
 SCREEN_PER_RESTART = 32
 SCREEN_MAX_ROWS = 64
@@ -42,11 +56,19 @@ class GPHyperparameters:
     lengthscales : ndarray of shape (n_dims,)
     signal_var : float
     noise_var : float
+    warp : ndarray of shape (2, n_dims), optional
+        The Kumaraswamy input warp's ``a`` and ``b`` per dimension
+        (:func:`~rmbo_tune.engine.kernels.kumaraswamy`); None: inputs as they are.
     """
 
     lengthscales: Array
     signal_var: float
     noise_var: float
+    warp: Array | None = None
+
+    def inputs(self, X: Array) -> Array:
+        """The inputs the kernel is taken between: ``X`` warped, or ``X`` itself."""
+        return X if self.warp is None else kumaraswamy(X, self.warp)
 
     @classmethod
     def default(cls, dim: int, *, noise_floor: float = 1e-6) -> GPHyperparameters:
@@ -54,34 +76,53 @@ class GPHyperparameters:
         return cls(np.full(dim, 0.3), 1.0, max(1e-3, noise_floor))
 
     def to_theta(self) -> Array:
-        """Pack into ``[log ell, log s2, log noise]``."""
-        return np.concatenate(
-            [np.log(self.lengthscales), [np.log(self.signal_var), np.log(self.noise_var)]]
-        )
+        """Pack into ``[log ell, log s2, log noise]`` (and ``log a, log b`` if warped)."""
+        parts = [np.log(self.lengthscales), [np.log(self.signal_var), np.log(self.noise_var)]]
+        if self.warp is not None:
+            parts.append(np.log(self.warp).ravel())
+        return np.concatenate(parts)
 
     @classmethod
-    def from_theta(cls, theta: Array) -> GPHyperparameters:
-        """Unpack from ``[log ell, log s2, log noise]``."""
+    def from_theta(cls, theta: Array, *, warped: bool = False) -> GPHyperparameters:
+        """Unpack from ``[log ell, log s2, log noise]`` (and ``log a, log b`` if
+        ``warped``)."""
         theta = np.asarray(theta, dtype=np.float64)
-        return cls(np.exp(theta[:-2]), float(np.exp(theta[-2])), float(np.exp(theta[-1])))
+        d = (len(theta) - 2) // 3 if warped else len(theta) - 2
+        warp = np.exp(theta[d + 2 :]).reshape(2, d) if warped else None
+        return cls(np.exp(theta[:d]), float(np.exp(theta[d])), float(np.exp(theta[d + 1])), warp)
+
+    def with_identity_warp(self) -> GPHyperparameters:
+        """These hyperparameters with the identity warp if they have none."""
+        if self.warp is not None:
+            return self
+        return dataclasses.replace(self, warp=np.ones((2, len(self.lengthscales))))
 
     def to_dict(self) -> dict:
         """Plain-number form for state dicts."""
-        return {
+        out = {
             "lengthscales": self.lengthscales.tolist(),
             "signal_var": self.signal_var,
             "noise_var": self.noise_var,
         }
+        if self.warp is not None:
+            out["warp"] = self.warp.tolist()
+        return out
 
     @classmethod
     def from_dict(cls, d: dict) -> GPHyperparameters:
         """Inverse of :meth:`to_dict`."""
+        warp = d.get("warp")
         return cls(
-            np.asarray(d["lengthscales"], dtype=np.float64), d["signal_var"], d["noise_var"]
+            np.asarray(d["lengthscales"], dtype=np.float64),
+            d["signal_var"],
+            d["noise_var"],
+            None if warp is None else np.asarray(warp, dtype=np.float64),
         )
 
 
-def theta_bounds(dim: int, noise_floor: float) -> list[tuple[float, float]]:
+def theta_bounds(
+    dim: int, noise_floor: float, *, warped: bool = False
+) -> list[tuple[float, float]]:
     """L-BFGS-B bounds on ``theta`` for standardized outputs.
 
     Parameters
@@ -93,10 +134,16 @@ def theta_bounds(dim: int, noise_floor: float) -> list[tuple[float, float]]:
 
     Returns
     -------
+    warped : bool
+        With the input warp's ``2 dim`` parameters last.
+
+    Returns
+    -------
     list of (float, float)
-        ``dim + 2`` pairs ``(lo, hi)`` in log space.
+        ``dim + 2`` (``3 dim + 2`` warped) pairs ``(lo, hi)`` in log space.
     """
-    return [LOG_ELL_BOUNDS] * dim + [LOG_S2_BOUNDS, (np.log(noise_floor), np.log(MAX_NOISE))]
+    bounds = [LOG_ELL_BOUNDS] * dim + [LOG_S2_BOUNDS, (np.log(noise_floor), np.log(MAX_NOISE))]
+    return bounds + [LOG_WARP_BOUNDS] * (2 * dim if warped else 0)
 
 
 def squared_differences(X: Array) -> Array:
@@ -110,11 +157,21 @@ def squared_differences(X: Array) -> Array:
 
 
 def _likelihood(
-    theta: Array, X: Array, y: Array, kind: str, D: Array | None, with_grad: bool
+    theta: Array,
+    X: Array,
+    y: Array,
+    kind: str,
+    D: Array | None,
+    with_grad: bool,
+    warped: bool = False,
 ) -> tuple[float, Array | None]:
     # LAPACK directly (potrs, potri; potrf in safe_cholesky): the scipy.linalg wrappers'
     # argument checks cost as much as the solves themselves at the sizes of a GP fit.
     n, d = X.shape
+    X_raw, warp = X, None
+    if warped:
+        warp = np.exp(theta[d + 2 :]).reshape(2, d)
+        X, D = kumaraswamy(X_raw, warp), None  # the squared differences change with it
     ell = np.exp(theta[:d])
     s2, noise = float(np.exp(theta[d])), float(np.exp(theta[d + 1]))
     D2 = None if D is None else D.reshape(d, n * n)  # a view: (d, n^2)
@@ -147,14 +204,23 @@ def _likelihood(
         Kinv += np.tril(Kinv, -1).T
     W = np.outer(alpha, alpha)
     W -= Kinv
-    grad = np.empty(d + 2)
+    grad = np.empty(len(theta))
     trace_w = float(np.trace(W))
     if D2 is not None:
         grad[:d] = 0.5 * (D2 @ (W * G).ravel()) / ell**2
     else:
-        grad[:d] = 0.5 * contract_grad_log_ell(X, ell, W * G)
+        WG = W * G
+        grad[:d] = 0.5 * contract_grad_log_ell(X, ell, WG)
     grad[d] = 0.5 * (float(np.vdot(W, K)) - noise * trace_w)  # tr(W dK/dlog s2), K noiseless
     grad[d + 1] = 0.5 * noise * trace_w
+    if warp is not None:
+        # dK_ij/dp = -G_ij sum_k (u_ik - u_jk)(du_ik/dp - du_jk/dp) / ell_k^2 for a warp
+        # parameter p of dimension k; with WG symmetric, 1/2 tr(W dK/dp) is
+        # -(sum_i u_ik P_ik R_i - sum_ij WG_ij u_ik P_jk) / ell_k^2, R the row sums of WG.
+        rows = WG.sum(1)
+        for j, P in enumerate(kumaraswamy_grad_log_params(X_raw, warp)):
+            part = (X * P).T @ rows - np.einsum("ik,ik->k", X, WG @ P)
+            grad[d + 2 + j * d : d + 2 + (j + 1) * d] = -part / ell**2
     return lml, grad
 
 
@@ -176,7 +242,8 @@ def _screened_restarts(
     first: Array | None,
     lo: Array,
     hi: Array,
-    prior: LogNormalPrior | None,
+    log_prior: Callable[[Array], tuple[float, Array]] | None,
+    warped: bool = False,
 ) -> list[Array]:
     """The random starts worth a gradient-based run: of ``SCREEN_PER_RESTART * n_restarts``
     log-uniform draws inside the bounds, the ``n_restarts`` most likely, keeping only those
@@ -198,11 +265,11 @@ def _screened_restarts(
     if len(X) > SCREEN_MAX_ROWS:
         rows = np.sort(rng.choice(len(X), SCREEN_MAX_ROWS, replace=False))
     Xs, ys = X[rows], y[rows]
-    Ds = squared_differences(Xs)
+    Ds = None if warped else squared_differences(Xs)
 
     def screen(theta: Array) -> float:
-        value = log_marginal_likelihood_value(theta, Xs, ys, kind, D=Ds)
-        return value if prior is None else value + prior.log_density(theta)[0]
+        value = log_marginal_likelihood_value(theta, Xs, ys, kind, D=Ds, warped=warped)
+        return value if log_prior is None else value + log_prior(theta)[0]
 
     values = np.array([screen(t) for t in pool])
     bar = -np.inf if first is None else screen(np.clip(first, lo, hi))
@@ -211,13 +278,20 @@ def _screened_restarts(
 
 
 def log_marginal_likelihood(
-    theta: Array, X: Array, y: Array, kind: str, *, D: Array | None = None
+    theta: Array,
+    X: Array,
+    y: Array,
+    kind: str,
+    *,
+    D: Array | None = None,
+    warped: bool = False,
 ) -> tuple[float, Array]:
     """Log marginal likelihood of centred outputs ``y`` and its gradient in ``theta``.
 
     Returns ``(-inf, zeros)`` when the covariance cannot be factorized, so that an
     optimizer steps away instead of failing (as scikit-learn does). ``D``: the
-    :func:`squared_differences` of ``X``, if already computed.
+    :func:`squared_differences` of ``X``, if already computed (ignored when ``warped``:
+    ``theta`` then ends with the input warp's parameters, module docstring).
 
     Notes
     -----
@@ -225,16 +299,22 @@ def log_marginal_likelihood(
     ``d log p / d theta_j = 1/2 tr((alpha alpha^T - K^{-1}) dK/dtheta_j)``
     (Rasmussen & Williams 2006, eq. 5.8-5.9).
     """
-    lml, grad = _likelihood(theta, X, y, kind, D, with_grad=True)
+    lml, grad = _likelihood(theta, X, y, kind, D, with_grad=True, warped=warped)
     assert grad is not None
     return lml, grad
 
 
 def log_marginal_likelihood_value(
-    theta: Array, X: Array, y: Array, kind: str, *, D: Array | None = None
+    theta: Array,
+    X: Array,
+    y: Array,
+    kind: str,
+    *,
+    D: Array | None = None,
+    warped: bool = False,
 ) -> float:
     """:func:`log_marginal_likelihood` without the gradient (-inf if not factorizable)."""
-    return _likelihood(theta, X, y, kind, D, with_grad=False)[0]
+    return _likelihood(theta, X, y, kind, D, with_grad=False, warped=warped)[0]
 
 
 def fit_hyperparameters(
@@ -249,6 +329,7 @@ def fit_hyperparameters(
     maxiter: int = 100,
     prior: LogNormalPrior | None = None,
     promising_restarts_only: bool = False,
+    warp_inputs: bool = False,
 ) -> GPHyperparameters:
     """Maximize the log marginal likelihood with multi-start, bounded L-BFGS-B.
 
@@ -282,6 +363,10 @@ def fit_hyperparameters(
         Used for meta-tasks of more than ``meta_models.ALWAYS_RESTART_ROWS`` observations,
         whose fits dominate the engine's build; smaller tasks and the target keep every
         restart, which costs milliseconds there.
+    warp_inputs : bool
+        Fit a Kumaraswamy warp of each input dimension too (starting from the identity),
+        under independent ``N(0, WARP_PRIOR_SCALE^2)`` priors on ``log a`` and ``log b``
+        with ``prior``; the result has a ``warp``. False: the result has none.
 
     Returns
     -------
@@ -289,10 +374,19 @@ def fit_hyperparameters(
         The best optimum found; ``init`` (or the default) if every start failed.
     """
     dim = X.shape[1]
-    bounds = theta_bounds(dim, noise_floor)
+    bounds = theta_bounds(dim, noise_floor, warped=warp_inputs)
     lo, hi = np.array(bounds).T
-    default = GPHyperparameters.default(dim, noise_floor=noise_floor).to_theta()
-    starts = [default] if init is None else [init.to_theta()]
+    first = GPHyperparameters.default(dim, noise_floor=noise_floor) if init is None else init
+    first = first.with_identity_warp() if warp_inputs else dataclasses.replace(first, warp=None)
+    starts = [first.to_theta()]
+    log_prior = None
+    if prior is not None:
+
+        def log_prior(theta: Array) -> tuple[float, Array]:
+            lp, grad = prior.log_density(theta[: dim + 2])
+            z = theta[dim + 2 :] / WARP_PRIOR_SCALE
+            return lp - 0.5 * float(z @ z), np.concatenate([grad, -z / WARP_PRIOR_SCALE])
+
     if n_restarts > 0:
         starts += _screened_restarts(
             X,
@@ -303,16 +397,18 @@ def fit_hyperparameters(
             starts[0] if promising_restarts_only else None,
             lo,
             hi,
-            prior,
+            log_prior,
+            warp_inputs,
         )
-    D = squared_differences(X) if dim * len(X) ** 2 <= _MAX_DIFFERENCE_ELEMENTS else None
+    small = dim * len(X) ** 2 <= _MAX_DIFFERENCE_ELEMENTS
+    D = squared_differences(X) if small and not warp_inputs else None
 
     def objective(theta: Array) -> tuple[float, Array]:
-        lml, grad = log_marginal_likelihood(theta, X, y, kind, D=D)
+        lml, grad = log_marginal_likelihood(theta, X, y, kind, D=D, warped=warp_inputs)
         if not np.isfinite(lml):
             return 1e25, np.zeros_like(theta)
-        if prior is not None:
-            lp, dlp = prior.log_density(theta)
+        if log_prior is not None:
+            lp, dlp = log_prior(theta)
             lml, grad = lml + lp, grad + dlp
         return -lml, -grad
 
@@ -328,4 +424,4 @@ def fit_hyperparameters(
         )
         if np.isfinite(res.fun) and res.fun < best_val:
             best_theta, best_val = res.x, float(res.fun)
-    return GPHyperparameters.from_theta(best_theta)
+    return GPHyperparameters.from_theta(best_theta, warped=warp_inputs)

@@ -20,7 +20,7 @@ from scipy import linalg, stats
 
 from rmbo_tune.engine.gp.likelihood import GPHyperparameters, fit_hyperparameters
 from rmbo_tune.engine.gp.linalg import safe_cholesky
-from rmbo_tune.engine.kernels import check_kernel, kernel, kernel_grad_x
+from rmbo_tune.engine.kernels import check_kernel, kernel, kernel_grad_x, kumaraswamy_grad_x
 from rmbo_tune.engine.priors import LogNormalPrior
 from rmbo_tune.engine.types import Array
 
@@ -61,8 +61,9 @@ class GaussianProcess:
         self.hyper = hyper
         self.kind = check_kernel(kind)
         self.mean = float(np.mean(self.y)) if mean is None and len(self.y) else float(mean or 0.0)
+        self._U = hyper.inputs(self.X)  # the kernel's inputs (warped, if hyper says so)
         if cholesky is None:
-            K = kernel(self.X, self.X, hyper.lengthscales, hyper.signal_var, kind)
+            K = kernel(self._U, self._U, hyper.lengthscales, hyper.signal_var, kind)
             cholesky = safe_cholesky(K + hyper.noise_var * np.eye(len(self.y)))
         elif cholesky.shape != (len(self.y), len(self.y)):
             raise ValueError(
@@ -79,13 +80,16 @@ class GaussianProcess:
     def cross(self, Xs: Array) -> Array:
         """The kernel between ``Xs`` and the training inputs, shape (m, n)."""
         hp = self.hyper
-        return kernel(Xs, self.X, hp.lengthscales, hp.signal_var, self.kind)
+        return kernel(hp.inputs(Xs), self._U, hp.lengthscales, hp.signal_var, self.kind)
 
     def cross_with_grad(self, x: Array) -> tuple[Array, Array]:
         """The kernel between one point and the training inputs (n,), and its gradient in
         the point (n, d)."""
         hp = self.hyper
-        return kernel_grad_x(x, self.X, hp.lengthscales, hp.signal_var, self.kind)
+        if hp.warp is None:
+            return kernel_grad_x(x, self.X, hp.lengthscales, hp.signal_var, self.kind)
+        k, dk = kernel_grad_x(hp.inputs(x), self._U, hp.lengthscales, hp.signal_var, self.kind)
+        return k, dk * kumaraswamy_grad_x(x, hp.warp)
 
     def predict(self, Xs: Array, Ks: Array | None = None) -> tuple[Array, Array]:
         """Posterior mean and latent standard deviation, each of shape (m,); ``Ks`` is

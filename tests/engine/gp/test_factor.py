@@ -35,6 +35,19 @@ def test_fixed_point_factor_grown_matches_the_full_posterior(kind, rng):
         factor.predict(full)
 
 
+def test_fixed_point_factor_of_a_warped_gp_matches_its_posterior(rng):
+    X, Z = rng.random((10, 2)), rng.random((30, 2))
+    y = np.sin(4 * X[:, 0] ** 0.3) + X[:, 1]
+    hp = GPHyperparameters(np.array([0.3, 0.5]), 1.0, 1e-3, np.array([[0.3, 1.0], [1.0, 2.0]]))
+    factor = FixedPointFactor(X[:3], Z, hp, kind="matern52")
+    for x in X[3:]:
+        factor.append(x)
+    full = GaussianProcess(X, y, hp, kind="matern52")
+    mu, sigma, _ = factor.predict(factor.gp(y, mean=full.mean))
+    for a, b in zip((mu, sigma), full.predict(Z), strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-9)
+
+
 def test_fixed_point_factor_refactorizes_when_a_point_is_repeated(rng):
     X, Z = rng.random((6, 2)), rng.random((20, 2))
     y = X.sum(1)

@@ -27,6 +27,51 @@ def test_log_marginal_likelihood_gradient_matches_finite_differences(kind, rng):
 
 
 @pytest.mark.parametrize("kind", ["matern52", "se"])
+def test_warped_likelihood_is_the_likelihood_of_the_warped_inputs_with_its_gradient(kind, rng):
+    X = rng.random((18, 3))
+    X[:, 2] = rng.integers(0, 2, 18)  # a binary column: no warp moves it
+    y = np.sin(6 * X[:, 0] ** 0.3) + 0.3 * X[:, 1] + 0.2 * X[:, 2]
+    y -= y.mean()
+    warp = np.exp(0.4 * rng.standard_normal((2, 3)))
+    hp = GPHyperparameters(np.array([0.3, 0.5, 1.1]), 0.9, 0.01, warp)
+    theta = hp.to_theta()
+    lml, grad = log_marginal_likelihood(theta, X, y, kind, warped=True)
+    plain = GPHyperparameters(hp.lengthscales, hp.signal_var, hp.noise_var).to_theta()
+    assert lml == pytest.approx(log_marginal_likelihood(plain, hp.inputs(X), y, kind)[0])
+    fd = finite_difference(lambda t: log_marginal_likelihood(t, X, y, kind, warped=True)[0], theta)
+    np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-6)
+    assert grad[-1] == 0.0 and grad[-4] == 0.0  # the binary column's a and b
+    assert log_marginal_likelihood_value(theta, X, y, kind, warped=True) == pytest.approx(lml)
+
+
+def test_hyperparameters_with_a_warp_round_trip_through_theta_and_dicts():
+    hp = GPHyperparameters(np.array([0.3, 0.5]), 1.2, 0.01, np.array([[0.5, 1.0], [2.0, 1.5]]))
+    back = GPHyperparameters.from_theta(hp.to_theta(), warped=True)
+    np.testing.assert_allclose(back.warp, hp.warp)
+    np.testing.assert_allclose(back.lengthscales, hp.lengthscales)
+    assert GPHyperparameters.from_dict(hp.to_dict()).warp.tolist() == hp.warp.tolist()
+    plain = GPHyperparameters(np.array([0.3]), 1.0, 0.01)
+    assert "warp" not in plain.to_dict()
+    assert GPHyperparameters.from_dict(plain.to_dict()).warp is None
+    assert plain.with_identity_warp().warp.tolist() == [[1.0], [1.0]]
+
+
+def test_fit_with_warped_inputs_finds_the_warp_of_a_saturating_response(rng):
+    # A response that changes fast at the low end of its input and saturates at the high
+    # end (a regularization strength on a log scale): stationary after x -> x^0.25.
+    X = rng.random((30, 1))
+    y = np.sin(5 * X[:, 0] ** 0.25)
+    y -= y.mean()
+    warped = fit_hyperparameters(X, y, kind="matern52", rng=rng, warp_inputs=True)
+    plain = fit_hyperparameters(X, y, kind="matern52", rng=rng)
+    assert warped.warp is not None and plain.warp is None
+    assert warped.warp[0, 0] < 0.7  # a < 1: the low end stretched
+    lml_w = log_marginal_likelihood(warped.to_theta(), X, y, "matern52", warped=True)[0]
+    assert lml_w > log_marginal_likelihood(plain.to_theta(), X, y, "matern52")[0] + 2.0
+    assert warped.lengthscales[0] > plain.lengthscales[0]
+
+
+@pytest.mark.parametrize("kind", ["matern52", "se"])
 def test_likelihood_from_precomputed_differences_is_the_same(kind, rng):
     X = rng.random((15, 4))
     y = np.cos(5 * X[:, 1]) + 0.1 * rng.standard_normal(15)

@@ -46,6 +46,26 @@ def test_prediction_gradients_match_finite_differences(rng):
     )
 
 
+def test_a_warped_gp_is_the_gp_of_the_warped_inputs_with_gradients_in_the_raw_ones(rng):
+    X, Xs = rng.random((14, 2)), rng.random((6, 2))
+    y = np.sin(5 * X[:, 0] ** 0.4) + X[:, 1]
+    warp = np.array([[0.4, 1.3], [1.0, 0.7]])
+    hp = GPHyperparameters(np.array([0.3, 0.6]), 1.1, 1e-3, warp)
+    gp = GaussianProcess(X, y, hp, kind="matern52", mean=0.1)
+    plain = GPHyperparameters(hp.lengthscales, hp.signal_var, hp.noise_var)
+    ref = GaussianProcess(hp.inputs(X), y, plain, kind="matern52", mean=0.1)
+    for a, b in zip(gp.predict(Xs), ref.predict(hp.inputs(Xs)), strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-10)
+    x = Xs[0]
+    _, _, dmu, dsigma = gp.predict_with_grad(x)
+    np.testing.assert_allclose(
+        dmu, finite_difference(lambda v: gp.predict(v[None])[0][0], x), rtol=1e-5, atol=1e-7
+    )
+    np.testing.assert_allclose(
+        dsigma, finite_difference(lambda v: gp.predict(v[None])[1][0], x), rtol=1e-5, atol=1e-7
+    )
+
+
 def test_with_pending_keeps_mean_and_shrinks_variance(rng):
     X = 0.3 * rng.random((8, 1))
     gp = GaussianProcess(
