@@ -77,7 +77,10 @@ class GPHyperparameters:
 
     def to_theta(self) -> Array:
         """Pack into ``[log ell, log s2, log noise]`` (and ``log a, log b`` if warped)."""
-        parts = [np.log(self.lengthscales), [np.log(self.signal_var), np.log(self.noise_var)]]
+        parts = [
+            np.log(self.lengthscales),
+            np.array([np.log(self.signal_var), np.log(self.noise_var)]),
+        ]
         if self.warp is not None:
             parts.append(np.log(self.warp).ravel())
         return np.concatenate(parts)
