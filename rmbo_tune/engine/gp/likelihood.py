@@ -134,9 +134,6 @@ def theta_bounds(
         Number of input dimensions.
     noise_floor : float
         Lower bound on the noise variance.
-
-    Returns
-    -------
     warped : bool
         With the input warp's ``2 dim`` parameters last.
 
