@@ -309,13 +309,7 @@ class MetaBOOptions:
             value = getattr(self, name)
             if not _is_number(value) or not 0 < value < math.inf:
                 raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-        flags = (
-            "learn_weights",
-            "polish_target",
-            "pending_penalty",
-            "hyper_prior",
-            "probe",
-        )
+        flags = ("learn_weights", "polish_target", "pending_penalty", "hyper_prior", "probe")
         for name in flags:
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
