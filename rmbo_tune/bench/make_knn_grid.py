@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rmbo_tune.bench.make_hgb_grid import build
+from rmbo_tune.bench.make_hgb_grid import balanced_accuracy, build
 
 GRID: dict[str, list] = {
     "scaler": ["none", "minmax", "standard"],
@@ -28,7 +28,6 @@ GRID: dict[str, list] = {
 
 def evaluate(X: np.ndarray, y: np.ndarray, config: dict) -> float:
     """Mean balanced accuracy of one configuration by 3-fold stratified CV."""
-    from sklearn.model_selection import StratifiedKFold, cross_val_score
     from sklearn.neighbors import KNeighborsClassifier
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import MinMaxScaler, StandardScaler
@@ -40,8 +39,7 @@ def evaluate(X: np.ndarray, y: np.ndarray, config: dict) -> float:
             n_neighbors=config["n_neighbors"], weights=config["weights"], metric=config["metric"]
         ),
     )
-    folds = StratifiedKFold(3, shuffle=True, random_state=0)
-    return float(cross_val_score(model, X, y, cv=folds, scoring="balanced_accuracy").mean())
+    return balanced_accuracy(model, X, y)
 
 
 def main(argv: list[str] | None = None) -> None:
