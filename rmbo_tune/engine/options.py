@@ -16,6 +16,11 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
+def _is_count(value: Any, low: int) -> bool:
+    """An integer (not a bool) of at least ``low``."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= low
+
+
 @dataclass(frozen=True)
 class MetaBOOptions:
     """Algorithm options with their defaults.
@@ -338,28 +343,18 @@ class MetaBOOptions:
         }
         for name, low in counts.items():
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            if not _is_count(value, low):
                 raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
         limit = self.max_meta_observations
-        if limit is not None and (
-            not isinstance(limit, int) or isinstance(limit, bool) or limit < 8
-        ):
+        if limit is not None and not _is_count(limit, 8):
             raise ValueError(
                 f"max_meta_observations must be an integer >= 8 or None, got {limit!r}"
             )
-        if self.input_warp is not None and (
-            not isinstance(self.input_warp, int)
-            or isinstance(self.input_warp, bool)
-            or self.input_warp < 2
-        ):
+        if self.input_warp is not None and not _is_count(self.input_warp, 2):
             raise ValueError(
                 f"input_warp must be an integer >= 2 or None, got {self.input_warp!r}"
             )
-        if self.n_initial is not None and (
-            not isinstance(self.n_initial, int)
-            or isinstance(self.n_initial, bool)
-            or self.n_initial < 0
-        ):
+        if self.n_initial is not None and not _is_count(self.n_initial, 0):
             raise ValueError(
                 f"n_initial must be a non-negative integer or None, got {self.n_initial!r}"
             )
