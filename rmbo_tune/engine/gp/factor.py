@@ -34,11 +34,14 @@ class FixedPointFactor:
 
     def __init__(self, X: Array, Z: Array, hyper: GPHyperparameters, *, kind: str) -> None:
         self.Z, self.hyper, self.kind = Z, hyper, check_kernel(kind)
+        self._Z_in = hyper.inputs(Z)  # Z as the kernel sees it (warped once, not per append)
         self._rebuild(np.asarray(X, dtype=np.float64).reshape(-1, Z.shape[1]))
 
-    def _k(self, A: Array, B: Array) -> Array:
+    def _k(self, A: Array, B: Array | None = None) -> Array:
+        """``k(A, B)``; ``B`` None means the fixed points ``Z``."""
         hp = self.hyper
-        return kernel(hp.inputs(A), hp.inputs(B), hp.lengthscales, hp.signal_var, self.kind)
+        B_in = self._Z_in if B is None else hp.inputs(B)
+        return kernel(hp.inputs(A), B_in, hp.lengthscales, hp.signal_var, self.kind)
 
     def _rebuild(self, X: Array) -> None:
         self.X = X
@@ -46,7 +49,7 @@ class FixedPointFactor:
             self.L, V = np.zeros((0, 0)), np.zeros((0, len(self.Z)))
         else:
             self.L = safe_cholesky(self._k(X, X) + self.hyper.noise_var * np.eye(len(X)))
-            V = linalg.solve_triangular(self.L, self._k(X, self.Z), lower=True, check_finite=False)
+            V = linalg.solve_triangular(self.L, self._k(X), lower=True, check_finite=False)
         # Rows of V live in a buffer with spare capacity, so that appending does not copy it.
         self._buf = np.empty((max(2 * len(X), 16), len(self.Z)))
         self._buf[: len(X)] = V
@@ -67,7 +70,7 @@ class FixedPointFactor:
         if not d2 > 1e-10 * (self.hyper.signal_var + self.hyper.noise_var):
             return None  # numerically a duplicate: refactorize with jitter instead
         d = np.sqrt(d2)
-        v = self._k(x[None, :], self.Z)[0]
+        v = self._k(x[None, :])[0]
         start = 0
         for block in blocks:
             v -= row[start : start + len(block)] @ block
@@ -106,7 +109,7 @@ class FixedPointFactor:
     def keep_points(self, m: int) -> None:
         """Keep only the first ``m`` fixed points (the others are no longer needed)."""
         if m < len(self.Z):
-            self.Z, self.vsq = self.Z[:m], self.vsq[:m]
+            self.Z, self._Z_in, self.vsq = self.Z[:m], self._Z_in[:m], self.vsq[:m]
             self._buf = np.ascontiguousarray(self._buf[:, :m])
 
     def gp(self, y: Array, *, mean: float = 0.0) -> GaussianProcess:

@@ -46,6 +46,15 @@ def test_fixed_point_factor_of_a_warped_gp_matches_its_posterior(rng):
     mu, sigma, _ = factor.predict(factor.gp(y, mean=full.mean))
     for a, b in zip((mu, sigma), full.predict(Z), strict=True):
         np.testing.assert_allclose(a, b, atol=1e-9)
+    # Fewer fixed points, one more observation and a pending point: still the posterior.
+    x, P = rng.random(2), rng.random((1, 2))
+    factor.keep_points(12)
+    factor.append(x)
+    X2, y2 = np.vstack([X, x]), np.append(y, 0.5)
+    full = GaussianProcess(X2, y2, hp, kind="matern52")
+    mu, sigma, _ = factor.predict(factor.gp(y2, mean=full.mean), P)
+    np.testing.assert_allclose(mu, full.predict(Z[:12])[0], atol=1e-9)
+    np.testing.assert_allclose(sigma, full.with_pending(P).predict(Z[:12])[1], atol=1e-9)
 
 
 def test_fixed_point_factor_refactorizes_when_a_point_is_repeated(rng):
