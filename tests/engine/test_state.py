@@ -11,9 +11,9 @@ from rmbo_tune.engine import MetaBO
 from rmbo_tune.engine import state as st
 
 
-def _engine(n_obs: int = 6) -> MetaBO:
+def _engine(n_obs: int = 6, **options) -> MetaBO:
     rng = np.random.default_rng(0)
-    opt = MetaBO(2, [(rng.random((10, 2)), rng.standard_normal(10))], seed=1)
+    opt = MetaBO(2, [(rng.random((10, 2)), rng.standard_normal(10))], seed=1, **options)
     for _ in range(n_obs):
         x = opt.ask()
         opt.tell(x, float(-np.sum((x - 0.4) ** 2)))
@@ -127,7 +127,7 @@ def test_a_state_without_max_meta_observations_fits_every_observation() -> None:
 
 
 def test_a_state_without_input_warp_keeps_the_inputs_unwarped() -> None:
-    saved = st.dump(_engine())
+    saved = st.dump(_engine(input_warp=20))
     assert saved["options"]["input_warp"] == 20
     del saved["options"]["input_warp"]
     assert MetaBO.from_state_dict(saved).options.input_warp is None
