@@ -1,7 +1,7 @@
 """The target GP with the meta-tasks' weighted mean as one more basis function.
 
 Once the overall meta-task weight nu is spent, RM-GP-UCB is GP-UCB on the target alone, and
-the earlier tasks no longer tell it anything. This module keeps one thing from them: their
+the earlier tasks no longer tell it anything. This module keeps their shape in the model: their
 weighted mean ``m(x)`` (the meta-weights' combination of the meta-task GPs, standardized over
 the fixed candidates) as a basis function of the target model, beside an intercept, both
 with Gaussian coefficients,
@@ -22,18 +22,28 @@ candidates while the standardized outputs average zero. Without an intercept ``b
 carry that difference in level too and is pulled towards zero, and the model forgets where
 the tasks rate the space worst (``docs/algorithm.md``, "What the robust default changes").
 
+With ``task_var`` > 0 (option ``meta_basis_tasks``) each task's deviation from the mean,
+``D_i = (mu_i - sum_j w_j mu_j) / scale``, is one more column with coefficient
+``N(0, task_var / M)``: the kernel gains ``task_var`` times the tasks' own covariance about
+``m``, ``(1/M) sum_i D_i(x) D_i(x')``, the prior that an estimate of the GP from the
+earlier tasks gives (Wang et al., NeurIPS 2018; HyperBO, Wang et al. 2024): the target may
+depart from the tasks' mean as much, and where, they depart from each other. A target that
+follows one task the weights rate low is then within the model's reach, and the bound is
+wide where the tasks disagree and the target has not looked.
+
 GP-UCB keeps its guarantee on the new kernel: the RKHS norm of ``f`` under
-``k + v + s2 m m^T`` is at most its norm under ``k``, and a rank-two term adds at most
-``log det(I + H(X)^T H(X) / noise) / 2`` to the maximum information gain.
+``k + v + s2 m m^T (+ the tasks' term)`` is at most its norm under ``k``, and a rank-``C``
+term (``C`` columns ``H``) adds at most ``log det(I + H(X)^T H(X) / noise) / 2`` to the
+maximum information gain.
 
 Pending points (GP-BUCB) are hallucinated at this model's own mean, not at the target GP's:
 the coefficients are fitted to the observations alone, the variance shrinks at the pending
 inputs. Hallucinating them at ``g``'s mean would hand the coefficients made-up outputs that
 disagree with ``m`` exactly where the search is heading.
 
-RM-GP-TS samples the same model (:class:`MetaBasisSample`): the two columns are two more
-features, with N(0, 1) weights, of the random-feature regression that draws the target's
-function samples. A flat ``m`` (no information) leaves the target GP unchanged.
+RM-GP-TS samples the same model (:class:`MetaBasisSample`): the columns are more features,
+with N(0, 1) weights, of the random-feature regression that draws the target's function
+samples. A flat ``m`` (no information) leaves the target GP unchanged.
 """
 
 from __future__ import annotations
@@ -53,42 +63,54 @@ INTERCEPT_VAR = 1.0
 
 
 class _Basis:
-    """``m``: the meta-weights' mean of the meta-task means, standardized over the fixed
-    candidates (a flat mean carries nothing: spread 1 leaves it near zero), and the two basis
-    columns, the intercept and ``m``, scaled by their prior spreads ``sd`` so that their
-    coefficients are N(0, 1) (none for a flat ``m``, which leaves the target GP as it is)."""
+    """The basis columns: the intercept, ``m`` (the meta-weights' mean of the meta-task
+    means, standardized over the fixed candidates: a flat mean carries nothing, spread 1
+    leaves it near zero) and, with ``task_var`` > 0, each task's deviation from ``m`` on
+    the same scale. Each column is scaled by its prior spread ``sd`` so that the
+    coefficients are N(0, 1); a flat ``m`` gets none (the target GP stays as it is)."""
 
     def __init__(
-        self, meta: MetaModels, weights: Array, fixed_meta_mu: Array, coefficient_var: float
+        self,
+        meta: MetaModels,
+        weights: Array,
+        fixed_meta_mu: Array,
+        coefficient_var: float,
+        task_var: float = 0.0,
     ) -> None:
         self.meta, self.weights = meta, weights
         m_fixed = weights @ fixed_meta_mu
         spread = float(m_fixed.std())
         flat = spread <= 1e-9
         self.loc, self.scale = float(m_fixed.mean()), 1.0 if flat else spread
-        self.fixed = (m_fixed - self.loc) / self.scale
-        self.sd = np.zeros(2) if flat else np.sqrt([INTERCEPT_VAR, coefficient_var])
-
-    def columns(self, m: Array) -> Array:
-        """The scaled basis columns where ``m`` takes the values ``m`` (n,): (n, 2)."""
-        return np.column_stack([np.full(len(m), self.sd[0]), self.sd[1] * m])
-
-    def column_grads(self, dm: Array) -> Array:
-        """The columns' gradients at one point from ``m``'s gradient ``dm`` (d,): (d, 2)."""
-        return np.column_stack([np.zeros_like(dm), self.sd[1] * dm])
+        self.tasks = task_var > 0.0 and not flat and len(weights) > 1
+        sd = [0.0, 0.0] if flat else [np.sqrt(INTERCEPT_VAR), np.sqrt(coefficient_var)]
+        if self.tasks:
+            # Each task's deviation from the weighted mean with variance task_var / M: the
+            # term's prior covariance is task_var times the tasks' covariance around m.
+            sd += [np.sqrt(task_var / len(weights))] * len(weights)
+        self.sd = np.asarray(sd)
+        self.fixed = self.of_means(fixed_meta_mu)
 
     def of_means(self, meta_mu: Array) -> Array:
-        """``m`` from the meta-task means (M, ...)."""
-        return (self.weights @ meta_mu - self.loc) / self.scale
+        """The scaled columns from the meta-task means (M, n): (n, C)."""
+        mw = self.weights @ meta_mu
+        cols = [np.ones_like(mw), (mw - self.loc) / self.scale]
+        if self.tasks:
+            cols.extend((meta_mu - mw) / self.scale)
+        return np.column_stack(cols) * self.sd
 
     def at(self, X: Array) -> Array:
-        """``m`` at ``X``, shape (n,)."""
+        """The scaled columns at ``X``: (n, C)."""
         return self.of_means(self.meta.predict(X)[0])
 
-    def with_grad(self, x: Array) -> tuple[float, Array]:
-        """``m`` and its gradient at one point."""
+    def with_grad(self, x: Array) -> tuple[Array, Array]:
+        """The scaled columns at one point (C,) and their gradients (d, C)."""
         mu_i, _, dmu_i, _ = self.meta.predict_with_grad(x)
-        return float(self.of_means(mu_i)), (self.weights @ dmu_i) / self.scale
+        dmw = self.weights @ dmu_i
+        grads = [np.zeros_like(dmw), dmw / self.scale]
+        if self.tasks:
+            grads.extend((dmu_i - dmw) / self.scale)
+        return self.of_means(mu_i[:, None])[0], np.column_stack(grads) * self.sd
 
 
 class MetaBasisGP:
@@ -111,6 +133,9 @@ class MetaBasisGP:
     observed : ScaledGP, optional
         The target GP of the observations alone, when ``model`` adds pending points to
         them (its inputs are ``model``'s first rows): the mean is this one's with the basis.
+    task_var : float
+        Prior variance of the tasks' deviations from ``m`` (module docstring); 0 leaves
+        them out.
     """
 
     def __init__(
@@ -122,54 +147,55 @@ class MetaBasisGP:
         fixed_meta_mu: Array,
         coefficient_var: float = COEFFICIENT_VAR,
         observed: ScaledGP | None = None,
+        task_var: float = 0.0,
     ) -> None:
         self.model = model
         g = model.gp
-        self.basis = _Basis(meta, weights, fixed_meta_mu, coefficient_var)
-        H = self.basis.columns(self.basis.at(g.X))
-        self.a = linalg.cho_solve((g.L, True), H, check_finite=False)  # K^-1 H, (n, 2)
-        self._A_chol = linalg.cho_factor(np.eye(2) + H.T @ self.a, lower=True)
+        self.basis = _Basis(meta, weights, fixed_meta_mu, coefficient_var, task_var)
+        H = self.basis.at(g.X)
+        C = H.shape[1]
+        self.a = linalg.cho_solve((g.L, True), H, check_finite=False)  # K^-1 H, (n, C)
+        self._A_chol = linalg.cho_factor(np.eye(C) + H.T @ self.a, lower=True)
         # The mean's terms, from the observations alone (the first n_obs rows).
         self.n_obs = g.n_obs if observed is None else observed.gp.n_obs
         self.a_obs, A_chol_obs, alpha = self.a, self._A_chol, g.alpha
         if self.n_obs < g.n_obs:
             o, H = observed.gp, H[: self.n_obs]  # type: ignore[union-attr]
             self.a_obs = linalg.cho_solve((o.L, True), H, check_finite=False)
-            A_chol_obs = linalg.cho_factor(np.eye(2) + H.T @ self.a_obs, lower=True)
+            A_chol_obs = linalg.cho_factor(np.eye(C) + H.T @ self.a_obs, lower=True)
             alpha = o.alpha
         self.beta_bar = linalg.cho_solve(A_chol_obs, H.T @ alpha)
         self.coef = float(self.beta_bar[1] * self.basis.sd[1])  # b_bar
         self.fixed = fixed
 
     def _add(self, columns: Array, Ks: Array) -> tuple[Array, Array]:
-        """Mean and variance the basis adds at rows of basis ``columns`` (n, 2) with
+        """Mean and variance the basis adds at rows of basis ``columns`` (n, C) with
         cross-kernel ``Ks`` to the GP's inputs (outer scale)."""
         s = self.model.scale
-        R = columns - Ks @ self.a  # (n, 2)
+        R = columns - Ks @ self.a  # (n, C)
         R_obs = R if self.n_obs == len(self.a) else columns - Ks[:, : self.n_obs] @ self.a_obs
-        v = linalg.cho_solve(self._A_chol, R.T)  # (2, n)
+        v = linalg.cho_solve(self._A_chol, R.T)  # (C, n)
         return s * (R_obs @ self.beta_bar), s**2 * np.einsum("ij,ji->i", R, v)
 
     def fixed_predictions(self, fixed_mu: Array, fixed_sigma: Array) -> tuple[Array, Array]:
         """Mean and std at the fixed candidates from the target GP's own (outer scale)."""
-        dm, dv = self._add(self.basis.columns(self.basis.fixed), self.model.gp.cross(self.fixed))
+        dm, dv = self._add(self.basis.fixed, self.model.gp.cross(self.fixed))
         return fixed_mu + dm, np.sqrt(fixed_sigma**2 + dv)
 
     def predict(self, Xs: Array) -> tuple[Array, Array]:
         """Posterior mean and latent std at ``Xs`` (outer scale), each (n,)."""
         Ks = self.model.gp.cross(Xs)
         mu, sigma = self.model.predict(Xs, Ks)
-        dm, dv = self._add(self.basis.columns(self.basis.at(Xs)), Ks)
+        dm, dv = self._add(self.basis.at(Xs), Ks)
         return mu + dm, np.sqrt(sigma**2 + dv)
 
     def predict_with_grad(self, x: Array) -> tuple[float, float, Array, Array]:
         """Mean, std and their gradients at one point (outer scale)."""
         k, dk = self.model.gp.cross_with_grad(x)
         mu, sigma, dmu, dsigma = self.model.predict_with_grad(x, (k, dk))
-        m, dm = self.basis.with_grad(x)
+        h, dh = self.basis.with_grad(x)
         s = self.model.scale
-        h, dh = self.basis.columns(np.array([m]))[0], self.basis.column_grads(dm)
-        R, dR = s * (h - k @ self.a), s * (dh - dk.T @ self.a)  # (2,), (d, 2)
+        R, dR = s * (h - k @ self.a), s * (dh - dk.T @ self.a)  # (C,), (d, C)
         n = self.n_obs
         R_obs, dR_obs = s * (h - k[:n] @ self.a_obs), s * (dh - dk[:n].T @ self.a_obs)
         v = linalg.cho_solve(self._A_chol, R)
@@ -196,6 +222,8 @@ class MetaBasisSample:
     n_observed : int, optional
         How many of ``model``'s inputs are observations; the rest are pending points,
         hallucinated at this model's own mean.
+    task_var : float
+        As for :class:`MetaBasisGP`.
     """
 
     def __init__(
@@ -209,26 +237,28 @@ class MetaBasisSample:
         rng: np.random.Generator,
         scale: float,
         n_observed: int | None = None,
+        task_var: float = 0.0,
     ) -> None:
-        self.basis = _Basis(meta, weights, fixed_meta_mu, COEFFICIENT_VAR)
-        # The intercept and m as two more features with unit normal weights: N(0, v) and
-        # N(0, s2) coefficients.
-        columns = self.basis.columns(self.basis.at(model.gp.X))
+        self.basis = _Basis(meta, weights, fixed_meta_mu, COEFFICIENT_VAR, task_var)
+        # The basis columns as more features with unit normal weights: N(0, v), N(0, s2)
+        # and N(0, task_var / M) coefficients.
+        columns = self.basis.at(model.gp.X)
+        C = columns.shape[1]
         self.post = RFFPosterior(
             model, n_features=n_features, rng=rng, basis=columns, n_observed=n_observed
         )
         w = self.post.sample_weights(rng, scale=scale)[0]
-        self.w = w[:-2]
-        self.intercept, self.coef = (float(v) for v in w[-2:] * self.basis.sd)
+        self.w, self.basis_w = w[:-C], w[-C:]
+        self.intercept, self.coef = (float(v) for v in self.basis_w[:2] * self.basis.sd[:2])
 
     def values(self, X: Array, fixed: bool = False) -> Array:
         """The sample at ``X`` (``fixed``: ``X`` is the fixed candidate set)."""
-        m = self.basis.fixed if fixed else self.basis.at(X)
-        return self.post.evaluate(X, self.w) + self.post.scale * (self.intercept + self.coef * m)
+        H = self.basis.fixed if fixed else self.basis.at(X)
+        return self.post.evaluate(X, self.w) + self.post.scale * (H @ self.basis_w)
 
     def value_and_grad(self, x: Array) -> tuple[float, Array]:
         """The sample and its gradient at one point."""
         val, grad = self.post.evaluate_with_grad(x, self.w)
-        m, dm = self.basis.with_grad(x)
-        s = self.post.scale * self.coef
-        return val + self.post.scale * self.intercept + s * m, grad + s * dm
+        h, dh = self.basis.with_grad(x)
+        s = self.post.scale
+        return val + s * float(h @ self.basis_w), grad + s * (dh @ self.basis_w)

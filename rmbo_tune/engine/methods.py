@@ -109,6 +109,7 @@ def _thompson(c: Context, late: bool = False) -> acq.Acquisition:
             rng=c.rng,
             scale=scale,
             n_observed=n_observed,
+            task_var=c.options.meta_basis_tasks,
         )
     post = RFFPosterior(c.gp, n_features=n_features, rng=c.rng, n_observed=n_observed)
     return acq.SampledFunction(post, post.sample_weights(c.rng, scale=scale)[0])
@@ -127,7 +128,15 @@ def _late_target(c: Context) -> acq.CachedTarget:
     if not _basis_due(c):
         return c.target
     if "late_target" not in c.memo:
-        model = MetaBasisGP(c.gp, c.meta, c.weights, c.fixed, c.meta_cache().mu, observed=c.fitted)
+        model = MetaBasisGP(
+            c.gp,
+            c.meta,
+            c.weights,
+            c.fixed,
+            c.meta_cache().mu,
+            observed=c.fitted,
+            task_var=c.options.meta_basis_tasks,
+        )
         c.memo["late_target"] = acq.CachedTarget(
             model, *model.fixed_predictions(c.target.fixed_mu, c.target.fixed_sigma)
         )

@@ -132,6 +132,18 @@ class MetaBOOptions:
         (:mod:`~rmbo_tune.engine.meta_basis`): the target's own data decide how much of the
         tasks' shape to keep (negative for mirror-image tasks), after nu has faded the tasks
         out of the acquisition (RM-GP-TS samples this model). 0 never (the paper).
+    meta_basis_tasks : float
+        With the late basis (``meta_basis_nu``), also each task's deviation from the
+        weighted mean as a basis column, the coefficients N(0, ``meta_basis_tasks`` / M):
+        the target's prior covariance gains this multiple of the tasks' own covariance
+        about their mean (an empirical prior estimated from the earlier tasks, Wang et al.,
+        NeurIPS 2018), so a target that follows a task the weights rate low is within reach
+        and the bound is wide where the tasks disagree. 0 (default) leaves the deviations
+        out. With 1 (paired, at 20 / 25): logistic regression -0.0045 ± 0.0019 / -0.0029 ±
+        0.0012 (level with the warm start, which is ahead without it), boosting at 25
+        -0.0025 ± 0.0025; nearest neighbours +0.0023 ± 0.0010 / +0.0031 ± 0.0010, random
+        forest +0.0008 ± 0.0010 / +0.0007 ± 0.0005, SVM level; hence not the default
+        (``docs/benchmarks.md``, "The tasks' deviations in the late basis").
     beta : float or None
         Fixed target confidence multiplier; None uses ``sqrt(beta_scale * dim * log(2 t))``.
     beta_scale : float
@@ -263,6 +275,7 @@ class MetaBOOptions:
     target_warp: str = "rank"
     input_warp: int | None = None
     meta_basis_nu: float = 0.05
+    meta_basis_tasks: float = 0.0
     beta: float | None = None
     beta_scale: float = 0.2
     tau: float | None = None
@@ -330,6 +343,10 @@ class MetaBOOptions:
             raise ValueError(f"r must be in (0, 1), got {self.r!r}")
         if not (_is_number(self.meta_basis_nu) and 0 <= self.meta_basis_nu <= 1):
             raise ValueError(f"meta_basis_nu must be in [0, 1], got {self.meta_basis_nu!r}")
+        if not (_is_number(self.meta_basis_tasks) and 0 <= self.meta_basis_tasks < math.inf):
+            raise ValueError(
+                f"meta_basis_tasks must be finite and >= 0, got {self.meta_basis_tasks!r}"
+            )
         if not (_is_number(self.nu_floor) and 0 <= self.nu_floor < 1):
             raise ValueError(f"nu_floor must be in [0, 1), got {self.nu_floor!r}")
         counts = {
@@ -384,6 +401,7 @@ PAPER_OPTIONS: dict[str, Any] = {
     "probe": False,
     "target_warp": "none",
     "meta_basis_nu": 0.0,
+    "meta_basis_tasks": 0.0,
     "beta_scale": 0.2,
     "repeat_escalations": 0,
     "tau": 1.0,

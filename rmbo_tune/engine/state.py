@@ -117,6 +117,8 @@ def load(
     options.setdefault("max_meta_observations", None)
     # Written before the input warp: that engine's kernel took the inputs as they are.
     options.setdefault("input_warp", None)
+    # Written before the tasks' deviations joined the late basis: that engine had none.
+    options.setdefault("meta_basis_tasks", 0.0)
     if state["version"] == 2 and options.get("tau") is None and state["method"] == "rm-gp-ucb":
         # Written when tau=None weighed the tasks' means alone in RM-GP-UCB's meta term.
         options["tau"] = 0.0

@@ -39,28 +39,36 @@ def _assert_gradients(model, points):
         np.testing.assert_allclose(dsd, fd_sd, rtol=1e-4, atol=1e-6)
 
 
-def _basis(rng, target, meta, weights):
+def _basis(rng, target, meta, weights, task_var=0.0):
     fixed = rng.random((200, 2))
     mu_fixed = meta.predict(fixed)[0]
-    return MetaBasisGP(target, meta, weights, fixed, mu_fixed), fixed
+    return MetaBasisGP(target, meta, weights, fixed, mu_fixed, task_var=task_var), fixed
 
 
-def test_posterior_is_the_gp_with_the_basis_added_to_the_kernel(rng):
-    meta = _meta(rng, [_f, lambda X: X[:, 0] ** 2])
-    w = np.array([0.7, 0.3])
+@pytest.mark.parametrize("task_var", [0.0, 1.5])
+def test_posterior_is_the_gp_with_the_basis_added_to_the_kernel(rng, task_var):
+    meta = _meta(rng, [_f, lambda X: X[:, 0] ** 2, lambda X: np.cos(3 * X[:, 1])])
+    w = np.array([0.6, 0.3, 0.1])
     target = _target(rng, lambda X: np.cos(4 * X[:, 1]) + 0.5 * _f(X))
-    basis, fixed = _basis(rng, target, meta, w)
+    basis, fixed = _basis(rng, target, meta, w, task_var)
     Xs = rng.random((7, 2))
 
-    # Exact GP on the standardized outputs with kernel k + v + s2 m m^T (s2 = 1).
+    # Exact GP on the standardized outputs with kernel k + v + s2 m m^T (s2 = 1), plus
+    # task_var / M times the tasks' deviations from the weighted mean, D D^T.
     g = target.gp
+    loc, scale = basis.basis.loc, basis.basis.scale
 
     def m(X):
-        return (w @ meta.predict(X)[0] - basis.basis.loc) / basis.basis.scale
+        return (w @ meta.predict(X)[0] - loc) / scale
+
+    def dev(X):
+        mu = meta.predict(X)[0]
+        return (mu - w @ mu) / scale  # (M, n)
 
     def k2(A, B):
         k = kernel(A, B, HYPER.lengthscales, HYPER.signal_var, "matern52")
-        return k + INTERCEPT_VAR + np.outer(m(A), m(B))
+        tasks = task_var / len(w) * dev(A).T @ dev(B)
+        return k + INTERCEPT_VAR + np.outer(m(A), m(B)) + tasks
 
     K = k2(g.X, g.X) + HYPER.noise_var * np.eye(len(g.X))
     Ks = k2(Xs, g.X)
@@ -110,11 +118,31 @@ def test_pending_points_are_hallucinated_at_the_models_own_mean(rng):
     _assert_gradients(both, Xs[:3])
 
 
-def test_gradients_match_finite_differences(rng):
+@pytest.mark.parametrize("task_var", [0.0, 1.0])
+def test_gradients_match_finite_differences(rng, task_var):
     meta = _meta(rng, [_f, lambda X: -X[:, 1]])
     target = _target(rng, _f)
-    basis, _ = _basis(rng, target, meta, np.array([0.5, 0.5]))
+    basis, _ = _basis(rng, target, meta, np.array([0.5, 0.5]), task_var)
     _assert_gradients(basis, rng.random((4, 2)))
+
+
+def test_the_tasks_deviations_let_the_target_follow_a_task_the_weights_rate_low(rng):
+    # Two tasks, the target is the one with weight 0.1. With the weighted mean alone the
+    # model can only scale m, which the first task dominates; the deviation columns carry
+    # the second task's own shape, and a few observations pick it out.
+    g1, g2 = _f, lambda X: np.cos(5 * X[:, 0]) - X[:, 1]
+    meta = _meta(rng, [g1, g2])
+    w = np.array([0.9, 0.1])
+    target = _target(rng, g2, n=8)
+    mean_only, fixed = _basis(rng, target, meta, w)
+    fixed_mu = meta.predict(fixed)[0]
+    with_tasks = MetaBasisGP(target, meta, w, fixed, fixed_mu, task_var=1.0)
+    corr = [np.corrcoef(b.predict(fixed)[0], g2(fixed))[0, 1] for b in (mean_only, with_tasks)]
+    assert 1 - corr[1] < 0.5 * (1 - corr[0])
+    # The deviations only add variance (the tasks' disagreement the target has not
+    # resolved).
+    extra = with_tasks.predict(fixed)[1] ** 2 - mean_only.predict(fixed)[1] ** 2
+    assert np.all(extra >= -1e-12) and extra.max() > 1e-3
 
 
 @pytest.mark.parametrize(("sign", "low", "high"), [(1.0, 0.5, 2.0), (-1.0, -2.0, -0.5)])
@@ -159,37 +187,45 @@ def test_a_flat_meta_task_mean_leaves_the_target_gp_unchanged(rng):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
 
 
-def _samples(rng, target, meta, w, fixed, n, scale=1.0):
+def _samples(rng, target, meta, w, fixed, n, scale=1.0, task_var=0.0):
     mu_fixed = meta.predict(fixed)[0]
     return [
-        MetaBasisSample(target, meta, w, mu_fixed, n_features=400, rng=rng, scale=scale)
+        MetaBasisSample(
+            target, meta, w, mu_fixed, n_features=400, rng=rng, scale=scale, task_var=task_var
+        )
         for _ in range(n)
     ]
 
 
-def test_samples_follow_the_basis_posterior(rng):
-    # RM-GP-TS's draws from g + c + b m: mean and spread of the basis GP's posterior (random
-    # features approximate the kernel, hence the tolerances).
+@pytest.mark.parametrize("task_var", [0.0, 1.0])
+def test_samples_follow_the_basis_posterior(rng, task_var):
+    # RM-GP-TS's draws from g + c + b m (+ the tasks' deviations): mean and spread of the
+    # basis GP's posterior (random features approximate the kernel, hence the tolerances).
     meta = _meta(rng, [_f, lambda X: X[:, 0] ** 2])
     w = np.array([0.7, 0.3])
     target = _target(rng, lambda X: 0.8 * _f(X) + 0.3 * X[:, 0])
-    basis, fixed = _basis(rng, target, meta, w)
+    basis, fixed = _basis(rng, target, meta, w, task_var)
     Xs = rng.random((6, 2))
-    draws = np.array([s.values(Xs) for s in _samples(rng, target, meta, w, fixed, 200)])
+    draws = np.array(
+        [s.values(Xs) for s in _samples(rng, target, meta, w, fixed, 200, task_var=task_var)]
+    )
     mu, sigma = basis.predict(Xs)
     np.testing.assert_allclose(draws.mean(0), mu, atol=0.05 + 4 * sigma.max() / 20)
     np.testing.assert_allclose(draws.std(0), sigma, rtol=0.25, atol=0.02)
     # Scaled deviations: twice the spread about the same mean.
-    wide = np.array([s.values(Xs) for s in _samples(rng, target, meta, w, fixed, 200, 2.0)])
+    wide = np.array(
+        [s.values(Xs) for s in _samples(rng, target, meta, w, fixed, 200, 2.0, task_var)]
+    )
     np.testing.assert_allclose(wide.std(0), 2 * sigma, rtol=0.25, atol=0.04)
 
 
-def test_a_sample_reads_the_fixed_candidates_and_has_gradients(rng):
+@pytest.mark.parametrize("task_var", [0.0, 1.0])
+def test_a_sample_reads_the_fixed_candidates_and_has_gradients(rng, task_var):
     meta = _meta(rng, [_f, lambda X: -X[:, 1]])
     w = np.array([0.5, 0.5])
     target = _target(rng, _f)
     fixed = rng.random((50, 2))
-    (sample,) = _samples(rng, target, meta, w, fixed, 1)
+    (sample,) = _samples(rng, target, meta, w, fixed, 1, task_var=task_var)
     np.testing.assert_allclose(sample.values(fixed, fixed=True), sample.values(fixed), rtol=1e-9)
     for x in rng.random((3, 2)):
         val, grad = sample.value_and_grad(x)

@@ -39,6 +39,8 @@ def test_paper_variant_is_the_papers_practice():
         ({"r": 1.0}, r"r must be in \(0, 1\)"),
         ({"meta_basis_nu": 1.5}, r"meta_basis_nu must be in \[0, 1\], got 1.5"),
         ({"meta_basis_nu": -0.1}, r"meta_basis_nu must be in \[0, 1\]"),
+        ({"meta_basis_tasks": -1.0}, r"meta_basis_tasks must be finite and >= 0, got -1.0"),
+        ({"meta_basis_tasks": float("inf")}, r"meta_basis_tasks must be finite"),
         ({"epsilon": 0.0}, "epsilon must be a finite number > 0"),
         ({"tau": -1.0}, "tau must be a finite number >= 0 or None, got -1.0"),
         ({"beta": -0.1}, "beta must be a finite number >= 0"),

@@ -133,6 +133,13 @@ def test_a_state_without_input_warp_keeps_the_inputs_unwarped() -> None:
     assert MetaBO.from_state_dict(saved).options.input_warp is None
 
 
+def test_a_state_without_meta_basis_tasks_keeps_the_basis_without_them() -> None:
+    saved = st.dump(_engine(meta_basis_tasks=2.0))
+    assert saved["options"]["meta_basis_tasks"] == 2.0
+    del saved["options"]["meta_basis_tasks"]
+    assert MetaBO.from_state_dict(saved).options.meta_basis_tasks == 0.0
+
+
 def test_a_warped_target_round_trips_with_its_warp() -> None:
     rng = np.random.default_rng(3)
     X = rng.random((30, 2))
