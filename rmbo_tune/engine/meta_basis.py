@@ -52,7 +52,7 @@ import numpy as np
 from scipy import linalg
 
 from rmbo_tune.engine.acquisition import MetaModels
-from rmbo_tune.engine.gp import ScaledGP
+from rmbo_tune.engine.gp import GaussianProcess, ScaledGP
 from rmbo_tune.engine.rff import RFFPosterior
 from rmbo_tune.engine.types import Array
 
@@ -60,6 +60,19 @@ from rmbo_tune.engine.types import Array
 # target's outputs and ``m`` over the candidates have unit spread.
 COEFFICIENT_VAR = 1.0
 INTERCEPT_VAR = 1.0
+# The tasks' deviations' prior variances ``task_var="evidence"`` chooses among.
+TASK_VAR_GRID = (0.0, 0.25, 1.0, 4.0)
+
+
+def evidence_gain(H: Array, L: Array, alpha: Array) -> float:
+    """How much the basis columns ``H`` (n, C; N(0, 1) coefficients) raise the log marginal
+    likelihood of a GP with Cholesky factor ``L`` of its kernel matrix and ``alpha = K^-1 y``:
+    by Woodbury and the determinant lemma, ``(H^T alpha)^T A^-1 (H^T alpha) / 2 - log det A
+    / 2`` with ``A = I + H^T K^-1 H``."""
+    a = linalg.cho_solve((L, True), H, check_finite=False)
+    A = linalg.cho_factor(np.eye(H.shape[1]) + H.T @ a, lower=True)
+    b = H.T @ alpha
+    return float(b @ linalg.cho_solve(A, b) - 2.0 * np.log(np.diag(A[0])).sum()) / 2.0
 
 
 class _Basis:
@@ -67,7 +80,9 @@ class _Basis:
     means, standardized over the fixed candidates: a flat mean carries nothing, spread 1
     leaves it near zero) and, with ``task_var`` > 0, each task's deviation from ``m`` on
     the same scale. Each column is scaled by its prior spread ``sd`` so that the
-    coefficients are N(0, 1); a flat ``m`` gets none (the target GP stays as it is)."""
+    coefficients are N(0, 1); a flat ``m`` gets none (the target GP stays as it is).
+    ``task_var="evidence"`` takes the value of :data:`TASK_VAR_GRID` under which the
+    observations ``evidence`` (the observed target GP) are the most likely."""
 
     def __init__(
         self,
@@ -75,21 +90,44 @@ class _Basis:
         weights: Array,
         fixed_meta_mu: Array,
         coefficient_var: float,
-        task_var: float = 0.0,
+        task_var: float | str = 0.0,
+        evidence: GaussianProcess | None = None,
     ) -> None:
         self.meta, self.weights = meta, weights
         m_fixed = weights @ fixed_meta_mu
         spread = float(m_fixed.std())
         flat = spread <= 1e-9
         self.loc, self.scale = float(m_fixed.mean()), 1.0 if flat else spread
-        self.tasks = task_var > 0.0 and not flat and len(weights) > 1
+        choose = task_var == "evidence"
+        q = 1.0 if choose else float(task_var)
+        self.tasks = q > 0.0 and not flat and len(weights) > 1
         sd = [0.0, 0.0] if flat else [np.sqrt(INTERCEPT_VAR), np.sqrt(coefficient_var)]
         if self.tasks:
-            # Each task's deviation from the weighted mean with variance task_var / M: the
-            # term's prior covariance is task_var times the tasks' covariance around m.
-            sd += [np.sqrt(task_var / len(weights))] * len(weights)
+            # Each task's deviation from the weighted mean with variance q / M: the term's
+            # prior covariance is q times the tasks' covariance around m.
+            sd += [np.sqrt(q / len(weights))] * len(weights)
         self.sd = np.asarray(sd)
+        self.task_var = q if self.tasks else 0.0
+        if choose and self.tasks:
+            if evidence is None:
+                raise ValueError('task_var="evidence" needs the observed target GP')
+            self._choose(evidence)
         self.fixed = self.of_means(fixed_meta_mu)
+
+    def _choose(self, gp: GaussianProcess) -> None:
+        """Set the deviations' variance to the grid value the observations favour."""
+        H1 = self.at(gp.X)  # deviations at unit variance
+        gains = []
+        for q in TASK_VAR_GRID:
+            c = np.ones(H1.shape[1])
+            c[2:] = np.sqrt(q)
+            gains.append(evidence_gain(H1 * c, gp.L, gp.alpha))
+        q = TASK_VAR_GRID[int(np.argmax(gains))]
+        self.task_var = q
+        if q == 0.0:
+            self.tasks, self.sd = False, self.sd[:2]
+        else:
+            self.sd[2:] *= np.sqrt(q)
 
     def of_means(self, meta_mu: Array) -> Array:
         """The scaled columns from the meta-task means (M, n): (n, C)."""
@@ -133,9 +171,10 @@ class MetaBasisGP:
     observed : ScaledGP, optional
         The target GP of the observations alone, when ``model`` adds pending points to
         them (its inputs are ``model``'s first rows): the mean is this one's with the basis.
-    task_var : float
+    task_var : float or "evidence"
         Prior variance of the tasks' deviations from ``m`` (module docstring); 0 leaves
-        them out.
+        them out; "evidence" takes the value of :data:`TASK_VAR_GRID` under which the
+        observations are the most likely.
     """
 
     def __init__(
@@ -147,11 +186,12 @@ class MetaBasisGP:
         fixed_meta_mu: Array,
         coefficient_var: float = COEFFICIENT_VAR,
         observed: ScaledGP | None = None,
-        task_var: float = 0.0,
+        task_var: float | str = 0.0,
     ) -> None:
         self.model = model
         g = model.gp
-        self.basis = _Basis(meta, weights, fixed_meta_mu, coefficient_var, task_var)
+        o = g if observed is None else observed.gp
+        self.basis = _Basis(meta, weights, fixed_meta_mu, coefficient_var, task_var, o)
         H = self.basis.at(g.X)
         C = H.shape[1]
         self.a = linalg.cho_solve((g.L, True), H, check_finite=False)  # K^-1 H, (n, C)
@@ -222,8 +262,10 @@ class MetaBasisSample:
     n_observed : int, optional
         How many of ``model``'s inputs are observations; the rest are pending points,
         hallucinated at this model's own mean.
-    task_var : float
+    task_var : float or "evidence"
         As for :class:`MetaBasisGP`.
+    observed : ScaledGP, optional
+        The target GP of the observations alone ("evidence" weighs them only).
     """
 
     def __init__(
@@ -237,9 +279,11 @@ class MetaBasisSample:
         rng: np.random.Generator,
         scale: float,
         n_observed: int | None = None,
-        task_var: float = 0.0,
+        task_var: float | str = 0.0,
+        observed: ScaledGP | None = None,
     ) -> None:
-        self.basis = _Basis(meta, weights, fixed_meta_mu, COEFFICIENT_VAR, task_var)
+        o = model.gp if observed is None else observed.gp
+        self.basis = _Basis(meta, weights, fixed_meta_mu, COEFFICIENT_VAR, task_var, o)
         # The basis columns as more features with unit normal weights: N(0, v), N(0, s2)
         # and N(0, task_var / M) coefficients.
         columns = self.basis.at(model.gp.X)

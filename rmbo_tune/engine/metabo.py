@@ -24,7 +24,7 @@ from rmbo_tune.engine import acquisition as acq
 from rmbo_tune.engine import candidates as cand
 from rmbo_tune.engine import state
 from rmbo_tune.engine.gp import GPHyperparameters
-from rmbo_tune.engine.meta_models import fit_meta_models
+from rmbo_tune.engine.meta_models import TASK_WARP_PRIOR_SCALE, fit_meta_models, fit_task_warps
 from rmbo_tune.engine.meta_weights import (
     MetaWeightState,
     beta_schedule,
@@ -128,8 +128,10 @@ class MetaBO:
         rng: np.random.Generator,
         seeds: dict[str, int],
         project: Callable[[Array], Array] | None,
+        task_warp: Array | None = None,
     ) -> None:
-        """Build every model; meta-task GPs with a ``None`` in ``hypers`` are fitted."""
+        """Build every model; meta-task GPs with a ``None`` in ``hypers`` are fitted, and
+        with ``input_warp="tasks"`` the tasks' warp unless ``task_warp`` gives it."""
         self.dim, self.method, self.options = dim, method, options
         self._method, opt = check_method(method), options
         self.rng, self._seeds = rng, seeds
@@ -143,6 +145,14 @@ class MetaBO:
         self.meta, self._meta_hypers, meta_scale = fit_meta_models(
             tasks, list(hypers), opt, rng, prior
         )
+        self.target_prior: LogNormalPrior | None = prior
+        if opt.input_warp == "tasks" and tasks and prior is not None:
+            if task_warp is None:
+                task_warp = fit_task_warps(tasks, opt, rng, prior)
+            self.target_prior = prior.centred_warp(task_warp, TASK_WARP_PRIOR_SCALE)
+        else:
+            task_warp = None
+        self.task_warp = task_warp
         self.weight_state = MetaWeightState(
             self.meta.n_tasks,
             eta_n=opt.eta_n,
@@ -165,7 +175,7 @@ class MetaBO:
             dim,
             opt,
             hyper=initial_hyper(self._meta_hypers, dim, opt.noise_floor),
-            prior=prior,
+            prior=self.target_prior,
             meta_scale=meta_scale,
             cached_points=cached,
             n_fixed=len(self._fixed),

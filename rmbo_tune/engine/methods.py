@@ -110,6 +110,7 @@ def _thompson(c: Context, late: bool = False) -> acq.Acquisition:
             scale=scale,
             n_observed=n_observed,
             task_var=c.options.meta_basis_tasks,
+            observed=c.fitted,
         )
     post = RFFPosterior(c.gp, n_features=n_features, rng=c.rng, n_observed=n_observed)
     return acq.SampledFunction(post, post.sample_weights(c.rng, scale=scale)[0])

@@ -109,7 +109,7 @@ class MetaBOOptions:
         Fit the target GP to the normal scores of its observations (from the third on)
         instead of the values: plateaus (failed configurations at a floor) and outliers no
         longer dominate the GP's variance.
-    input_warp : int or None
+    input_warp : int, "tasks" or None
         From this many target observations on, the target GP's kernel is taken between
         inputs warped by a Kumaraswamy CDF per dimension, ``1 - (1 - x^a)^b``, whose ``a``
         and ``b`` are fitted with the other hyperparameters under log-normal priors centred
@@ -124,7 +124,16 @@ class MetaBOOptions:
         noise-only meta-tasks RM-GP-UCB's regret at 50 went from 0.007 to 0.015. From the
         20th observation it helped on logistic regression at 25 (-0.0020 ± 0.0009) and cost
         on all 50 SVM targets at 25 (+0.0013 ± 0.0015); ``docs/benchmarks.md``, "Input
-        warping".
+        warping". "tasks": the warp is learned from the earlier tasks instead, whose
+        observations are what earlier experiments sampled, not where this search looked:
+        the median of the warps fitted to up to 8 meta-tasks
+        (:func:`~rmbo_tune.engine.meta_models.fit_task_warps`) centres a narrow prior
+        (spread 0.05 in ``log a`` and ``log b``) on the target's warp from its first fit,
+        for every method that reads meta-tasks (without them, no warp). Paired against
+        the default at 25: boosting -0.0052 ± 0.0028, logistic regression -0.0054 ±
+        0.0025 (ahead of the warm start); random forest +0.0007 ± 0.0006, nearest
+        neighbours +0.0013 ± 0.0010 (``docs/benchmarks.md``, "The earlier tasks' warp").
+        Needs ``hyper_prior``.
     meta_basis_nu : float
         Once nu is at most this (default 0.05, about the 9th evaluation), the target GP of
         RM-GP-UCB and RM-GP-TS takes the meta-weights' mean of the meta-tasks and an
@@ -132,7 +141,7 @@ class MetaBOOptions:
         (:mod:`~rmbo_tune.engine.meta_basis`): the target's own data decide how much of the
         tasks' shape to keep (negative for mirror-image tasks), after nu has faded the tasks
         out of the acquisition (RM-GP-TS samples this model). 0 never (the paper).
-    meta_basis_tasks : float
+    meta_basis_tasks : float or "evidence"
         With the late basis (``meta_basis_nu``), also each task's deviation from the
         weighted mean as a basis column, the coefficients N(0, ``meta_basis_tasks`` / M):
         the target's prior covariance gains this multiple of the tasks' own covariance
@@ -143,7 +152,10 @@ class MetaBOOptions:
         0.0012 (level with the warm start, which is ahead without it), boosting at 25
         -0.0025 ± 0.0025; nearest neighbours +0.0023 ± 0.0010 / +0.0031 ± 0.0010, random
         forest +0.0008 ± 0.0010 / +0.0007 ± 0.0005, SVM level; hence not the default
-        (``docs/benchmarks.md``, "The tasks' deviations in the late basis").
+        (``docs/benchmarks.md``, "The tasks' deviations in the late basis"). "evidence":
+        at each suggestion the value of 0, 1/4, 1 and 4 under which the target's
+        observations are the most likely (type-II maximum likelihood); it mostly picks 0
+        and moves no family by more than 0.0011 at 25.
     beta : float or None
         Fixed target confidence multiplier; None uses ``sqrt(beta_scale * dim * log(2 t))``.
     beta_scale : float
@@ -273,9 +285,9 @@ class MetaBOOptions:
     probe_after: int = 1
     repeat_escalations: int = 4
     target_warp: str = "rank"
-    input_warp: int | None = None
+    input_warp: int | str | None = None
     meta_basis_nu: float = 0.05
-    meta_basis_tasks: float = 0.0
+    meta_basis_tasks: float | str = 0.0
     beta: float | None = None
     beta_scale: float = 0.2
     tau: float | None = None
@@ -343,10 +355,9 @@ class MetaBOOptions:
             raise ValueError(f"r must be in (0, 1), got {self.r!r}")
         if not (_is_number(self.meta_basis_nu) and 0 <= self.meta_basis_nu <= 1):
             raise ValueError(f"meta_basis_nu must be in [0, 1], got {self.meta_basis_nu!r}")
-        if not (_is_number(self.meta_basis_tasks) and 0 <= self.meta_basis_tasks < math.inf):
-            raise ValueError(
-                f"meta_basis_tasks must be finite and >= 0, got {self.meta_basis_tasks!r}"
-            )
+        q = self.meta_basis_tasks
+        if q != "evidence" and not (_is_number(q) and 0 <= float(q) < math.inf):
+            raise ValueError(f'meta_basis_tasks must be finite and >= 0 or "evidence", got {q!r}')
         if not (_is_number(self.nu_floor) and 0 <= self.nu_floor < 1):
             raise ValueError(f"nu_floor must be in [0, 1), got {self.nu_floor!r}")
         counts = {
@@ -371,9 +382,12 @@ class MetaBOOptions:
             raise ValueError(
                 f"max_meta_observations must be an integer >= 8 or None, got {limit!r}"
             )
-        if self.input_warp is not None and not _is_count(self.input_warp, 2):
+        warp = self.input_warp
+        if warp is not None and warp != "tasks" and not _is_count(warp, 2):
+            raise ValueError(f'input_warp must be an integer >= 2, "tasks" or None, got {warp!r}')
+        if warp == "tasks" and not self.hyper_prior:
             raise ValueError(
-                f"input_warp must be an integer >= 2 or None, got {self.input_warp!r}"
+                'input_warp="tasks" centres the warp\'s prior: it needs hyper_prior=True'
             )
         if self.n_initial is not None and not _is_count(self.n_initial, 0):
             raise ValueError(

@@ -32,6 +32,10 @@ import numpy as np
 
 from rmbo_tune.engine.types import Array
 
+# Prior spread of the input warp's log a and log b, as BoTorch's input warping
+# (LogNormal(0, 0.75^0.5)).
+WARP_PRIOR_SCALE = float(np.sqrt(0.75))
+
 
 @dataclass(frozen=True)
 class LogNormalPrior:
@@ -47,6 +51,12 @@ class LogNormalPrior:
         Of ``log s2``.
     log_noise_loc, log_noise_scale : float
         Of ``log noise``.
+    log_warp_loc : tuple of float, optional
+        Means of the input warp's ``[log a (d), log b (d)]`` when the GP's inputs are warped
+        (None: 0, the identity).
+    log_warp_scale : float
+        Standard deviation of each ``log a`` and ``log b`` (BoTorch's input warping:
+        ``0.75^0.5``).
     """
 
     log_ell_loc: float | tuple[float, ...]
@@ -55,6 +65,8 @@ class LogNormalPrior:
     log_s2_scale: float = 1.0
     log_noise_loc: float = float(np.log(1e-2))
     log_noise_scale: float = 1.5
+    log_warp_loc: tuple[float, ...] | None = None
+    log_warp_scale: float = WARP_PRIOR_SCALE
 
     @classmethod
     def default(cls, dim: int) -> LogNormalPrior:
@@ -67,6 +79,21 @@ class LogNormalPrior:
         return dataclasses.replace(
             base, log_ell_loc=tuple(float(v) for v in np.asarray(log_lengthscales))
         )
+
+    def centred_warp(self, log_warp: Array, scale: float) -> LogNormalPrior:
+        """This prior with the input warp's means at ``log_warp`` (2, d) and spread
+        ``scale``."""
+        loc = tuple(float(v) for v in np.asarray(log_warp).ravel())
+        return dataclasses.replace(self, log_warp_loc=loc, log_warp_scale=scale)
+
+    def log_warp_density(self, log_warp: Array) -> tuple[float, Array]:
+        """Log prior density of the warp's ``[log a, log b]`` (flat, 2 d) and its gradient."""
+        if len(log_warp) == 0 or self.log_warp_loc is None:
+            loc: Array | float = 0.0
+        else:
+            loc = np.asarray(self.log_warp_loc)
+        z = (log_warp - loc) / self.log_warp_scale
+        return -0.5 * float(z @ z), -z / self.log_warp_scale
 
     def _loc_scale(self, dim: int) -> tuple[Array, Array]:
         ell = np.broadcast_to(np.asarray(self.log_ell_loc, dtype=np.float64), (dim,))

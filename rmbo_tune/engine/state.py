@@ -41,6 +41,16 @@ KEYS = (
 )
 
 
+def _task_warp(value: Any, dim: int) -> Array | None:
+    """The tasks' warp of a state (None where it had none, or predates it: refitted)."""
+    if value is None:
+        return None
+    warp = np.asarray(value, dtype=np.float64)
+    if warp.shape != (2, dim) or not np.all(np.isfinite(warp)):
+        raise ValueError(f"MetaBO state: task_warp must be finite of shape (2, {dim})")
+    return warp
+
+
 def dump(engine: MetaBO) -> dict[str, Any]:
     """The state of ``engine`` (see :meth:`MetaBO.state_dict`)."""
     return {
@@ -55,6 +65,8 @@ def dump(engine: MetaBO) -> dict[str, Any]:
         "candidates": None if engine.candidates is None else engine.candidates.tolist(),
         "seeds": dict(engine._seeds),
         "rng": engine.rng.bit_generator.state,
+        # input_warp="tasks": the tasks' median warp, fitted once at build.
+        "task_warp": None if engine.task_warp is None else engine.task_warp.tolist(),
         # Every evaluation in arrival order (the factor is grown in that order); None marks
         # a failed one.
         "X": engine.target.X_fit.tolist(),
@@ -141,6 +153,7 @@ def load(
         rng=rng,
         seeds=dict(state["seeds"]),
         project=project,
+        task_warp=_task_warp(state.get("task_warp"), dim),
     )
     target = engine.target
     for x, v in zip(X, y, strict=True):

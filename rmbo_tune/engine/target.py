@@ -52,6 +52,15 @@ def initial_hyper(
     )
 
 
+def warps_at(input_warp: int | str | None, t: int, prior: LogNormalPrior | None) -> bool:
+    """Whether the target GP's inputs are warped at ``t`` observations: from the
+    ``input_warp``-th, or with "tasks" from the first fit when the meta-tasks gave the
+    prior a warp to centre on (without them, never)."""
+    if input_warp == "tasks":
+        return prior is not None and prior.log_warp_loc is not None
+    return input_warp is not None and t >= int(input_warp)
+
+
 class TargetModel:
     """Observations of the target task and the GP fitted to them.
 
@@ -238,6 +247,6 @@ class TargetModel:
             init=self.hyper,
             noise_floor=opt.noise_floor,
             prior=self.prior,
-            warp_inputs=opt.input_warp is not None and t >= opt.input_warp,
+            warp_inputs=warps_at(opt.input_warp, t, self.prior),
         )
         self._factor, self.factor_base = None, t

@@ -1,9 +1,15 @@
 import numpy as np
 import pytest
+from scipy import stats
 
 from rmbo_tune.engine.gp import GPHyperparameters, ScaledGP
 from rmbo_tune.engine.kernels import kernel
-from rmbo_tune.engine.meta_basis import INTERCEPT_VAR, MetaBasisGP, MetaBasisSample
+from rmbo_tune.engine.meta_basis import (
+    INTERCEPT_VAR,
+    MetaBasisGP,
+    MetaBasisSample,
+    evidence_gain,
+)
 from rmbo_tune.engine.meta_models import MetaTaskModels
 from tests.conftest import finite_difference
 
@@ -185,6 +191,34 @@ def test_a_flat_meta_task_mean_leaves_the_target_gp_unchanged(rng):
     Xs = rng.random((9, 2))
     for got, want in zip(basis.predict(Xs), target.predict(Xs), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+def test_evidence_gain_is_the_rise_in_log_marginal_likelihood(rng):
+    target = _target(rng, _f, n=9)
+    g = target.gp
+    H = rng.normal(size=(9, 3))
+    K = g.L @ g.L.T
+    r = g.y - g.mean
+    with_h = stats.multivariate_normal(np.zeros(9), K + H @ H.T).logpdf(r)
+    alone = stats.multivariate_normal(np.zeros(9), K).logpdf(r)
+    assert evidence_gain(H, g.L, g.alpha) == pytest.approx(with_h - alone, rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_evidence_keeps_the_deviations_only_for_a_target_that_departs_from_the_mean(seed):
+    rng = np.random.default_rng(seed)
+    g1, g2 = _f, lambda X: np.cos(5 * X[:, 0]) - X[:, 1]
+    meta = _meta(rng, [g1, g2])
+    w = np.array([0.9, 0.1])
+    fixed = rng.random((200, 2))
+    fixed_mu = meta.predict(fixed)[0]
+
+    def chosen(f):
+        target = _target(rng, f, n=10)
+        return MetaBasisGP(target, meta, w, fixed, fixed_mu, task_var="evidence").basis.task_var
+
+    assert chosen(g2) >= 1.0  # the task the weights rate low
+    assert chosen(lambda X: 0.9 * g1(X) + 0.1 * g2(X)) == 0.0  # the weighted mean itself
 
 
 def _samples(rng, target, meta, w, fixed, n, scale=1.0, task_var=0.0):

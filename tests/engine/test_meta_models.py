@@ -4,7 +4,9 @@ from scipy.spatial.distance import cdist
 
 from rmbo_tune.engine import MetaBO
 from rmbo_tune.engine.gp import GPHyperparameters, ScaledGP
-from rmbo_tune.engine.meta_models import MetaTaskModels, clip_outliers, thin
+from rmbo_tune.engine.meta_models import MetaTaskModels, clip_outliers, fit_task_warps, thin
+from rmbo_tune.engine.options import MetaBOOptions
+from rmbo_tune.engine.priors import LogNormalPrior
 from tests.conftest import finite_difference
 
 
@@ -178,3 +180,23 @@ def test_only_a_large_meta_task_skips_the_restarts_that_screen_worse(monkeypatch
     tasks = [(X, np.sin(5 * X[:, 0])) for X in (rng.random((small, 2)), rng.random((large, 2)))]
     MetaBO(2, tasks, seed=0)
     assert seen == {small: False, large: True}
+
+
+def test_the_tasks_warp_stretches_where_their_functions_change():
+    # Every task saturates along x0 beyond 0.1 (a penalty past which nothing changes) and
+    # varies smoothly along x1: the median warp of their fits spreads [0, 0.1] of x0 over
+    # much more of the warped axis and leaves x1 near the identity.
+    rng = np.random.default_rng(0)
+    tasks = []
+    for i in range(10):
+        X = rng.random((40, 2))
+        tasks.append((X, np.minimum(10 * X[:, 0], 1.0) + np.sin(3 * X[:, 1] + 0.2 * i)))
+    log_warp = fit_task_warps(tasks, MetaBOOptions(), rng, LogNormalPrior.default(2))
+    assert log_warp.shape == (2, 2)
+    a, b = np.exp(log_warp)
+
+    def warp(x, k):
+        return 1 - (1 - x ** a[k]) ** b[k]
+
+    assert warp(0.1, 0) > 0.3
+    assert abs(warp(0.5, 1) - 0.5) < 0.15

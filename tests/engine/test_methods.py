@@ -150,6 +150,34 @@ def test_rm_gp_ucb_keeps_the_tasks_mean_as_a_basis_once_nu_is_spent() -> None:
     assert model.coef < 0  # the target is the tasks' mirror image
 
 
+def _two_task_context(method, **options):
+    """A context after 12 evaluations of a target that follows the second of two tasks."""
+    rng = np.random.default_rng(4)
+    X = rng.random((30, 2))
+    tasks = [(X, np.sin(5 * X[:, 0]) + X[:, 1]), (X, np.cos(4 * X[:, 1]) - X[:, 0])]
+    opt = MetaBO(2, tasks, method, seed=0, **options)
+    for _ in range(12):
+        x = opt.ask()
+        opt.tell(x, float(np.cos(4 * x[1]) - x[0]))
+    record = methods.new_record(12, 0, opt.method, opt.nu, opt.weight_state, True)
+    return opt._context(12, record)
+
+
+@pytest.mark.parametrize("method", ["rm-gp-ucb", "rm-gp-ts"])
+@pytest.mark.parametrize("task_var", [2.0, "evidence"])
+def test_both_robust_methods_pass_the_tasks_deviations_option_to_the_basis(method, task_var):
+    context = _two_task_context(method, meta_basis_tasks=task_var)
+    assert context.nu <= context.options.meta_basis_nu
+    if method == "rm-gp-ucb":
+        basis = methods._late_target(context).model.basis
+    else:
+        basis = methods._thompson(context, late=True).basis
+    if task_var == "evidence":
+        assert basis.task_var in (0.0, 0.25, 1.0, 4.0)
+    else:
+        assert basis.task_var == 2.0 and len(basis.sd) == 2 + 2
+
+
 def test_the_target_gp_stays_alone_while_nu_is_large_or_without_meta_basis_nu() -> None:
     context, model = _late_target_model(n=1)
     assert context.nu > context.options.meta_basis_nu and model is context.gp

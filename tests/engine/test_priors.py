@@ -46,3 +46,18 @@ def test_map_fit_keeps_length_scales_off_the_bounds_on_a_few_grid_points(rng):
         )
 
     assert objective(mapped) >= objective(ml) - 1e-6
+
+
+def test_the_warp_prior_is_centred_at_the_identity_unless_moved():
+    prior = LogNormalPrior.default(2)
+    assert prior.log_warp_density(np.zeros(4)) == (0.0, pytest.approx(np.zeros(4)))
+    assert prior.log_warp_density(np.zeros(0))[0] == 0.0  # unwarped: nothing to weigh
+    centre = np.array([[-0.5, 0.0], [1.0, 0.2]])
+    moved = prior.centred_warp(centre, 0.25)
+    value, grad = moved.log_warp_density(centre.ravel())
+    assert value == 0.0 and np.allclose(grad, 0.0)
+    theta = centre.ravel() + np.array([0.1, -0.2, 0.3, 0.0])
+    value, grad = moved.log_warp_density(theta)
+    assert value == pytest.approx(-0.5 * np.sum((theta - centre.ravel()) ** 2) / 0.25**2)
+    fd = finite_difference(lambda z: moved.log_warp_density(z)[0], theta)
+    np.testing.assert_allclose(grad, fd, rtol=1e-5)

@@ -7,10 +7,12 @@ import pytest
 
 from rmbo_tune.engine.gp import GPHyperparameters
 from rmbo_tune.engine.options import MetaBOOptions
+from rmbo_tune.engine.priors import LogNormalPrior
 from rmbo_tune.engine.target import (
     REFIT_ALWAYS_UNTIL,
     TargetModel,
     initial_hyper,
+    warps_at,
 )
 
 
@@ -60,6 +62,15 @@ def test_inputs_are_warped_from_the_observation_input_warp_names() -> None:
     assert np.corrcoef(mu, model.scaled_y())[0, 1] > 0.9
     assert _model().options.input_warp is None  # the default never warps
     assert _model(variant="paper").options.input_warp is None
+
+
+def test_the_tasks_warp_applies_from_the_first_fit_when_the_tasks_gave_one() -> None:
+    centred = LogNormalPrior.default(2).centred_warp(np.zeros((2, 2)), 0.25)
+    assert warps_at("tasks", 5, centred) and warps_at("tasks", 50, centred)
+    assert not warps_at("tasks", 5, LogNormalPrior.default(2))  # no meta-tasks
+    assert not warps_at("tasks", 5, None)
+    assert not warps_at(8, 7, None) and warps_at(8, 8, None)
+    assert not warps_at(None, 100, centred)
 
 
 def test_rank_warp_makes_outliers_harmless() -> None:

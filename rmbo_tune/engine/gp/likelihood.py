@@ -37,8 +37,6 @@ from rmbo_tune.engine.types import Array, CholeskyError
 LOG_ELL_BOUNDS = (np.log(1e-2), np.log(20.0))
 LOG_S2_BOUNDS = (np.log(5e-2), np.log(20.0))
 LOG_WARP_BOUNDS = (-2.0, 2.0)
-# Prior spread of log a and log b, as BoTorch's input warping (LogNormal(0, 0.75^0.5)).
-WARP_PRIOR_SCALE = float(np.sqrt(0.75))
 MAX_NOISE = 1.0
 SCREEN_PER_RESTART = 32
 SCREEN_MAX_ROWS = 64
@@ -365,8 +363,9 @@ def fit_hyperparameters(
         restart, which costs milliseconds there.
     warp_inputs : bool
         Fit a Kumaraswamy warp of each input dimension too (starting from the identity),
-        under independent ``N(0, WARP_PRIOR_SCALE^2)`` priors on ``log a`` and ``log b``
-        with ``prior``; the result has a ``warp``. False: the result has none.
+        under ``prior``'s independent normal priors on ``log a`` and ``log b`` (at 0, the
+        identity, unless it is centred elsewhere); the result has a ``warp``. False: the
+        result has none.
 
     Returns
     -------
@@ -377,6 +376,9 @@ def fit_hyperparameters(
     bounds = theta_bounds(dim, noise_floor, warped=warp_inputs)
     lo, hi = np.array(bounds).T
     first = GPHyperparameters.default(dim, noise_floor=noise_floor) if init is None else init
+    if warp_inputs and first.warp is None and prior is not None and prior.log_warp_loc:
+        # Start where the prior is centred (a warp transferred from earlier tasks).
+        first = dataclasses.replace(first, warp=np.exp(prior.log_warp_loc).reshape(2, dim))
     first = first.with_identity_warp() if warp_inputs else dataclasses.replace(first, warp=None)
     starts = [first.to_theta()]
     log_prior = None
@@ -384,8 +386,8 @@ def fit_hyperparameters(
 
         def log_prior(theta: Array) -> tuple[float, Array]:
             lp, grad = prior.log_density(theta[: dim + 2])
-            z = theta[dim + 2 :] / WARP_PRIOR_SCALE
-            return lp - 0.5 * float(z @ z), np.concatenate([grad, -z / WARP_PRIOR_SCALE])
+            lw, dlw = prior.log_warp_density(theta[dim + 2 :])
+            return lp + lw, np.concatenate([grad, dlw])
 
     if n_restarts > 0:
         starts += _screened_restarts(

@@ -214,6 +214,7 @@ class ScaledGP:
         noise_floor: float = 1e-6,
         prior: LogNormalPrior | None = None,
         promising_restarts_only: bool = False,
+        warp_inputs: bool = False,
     ) -> ScaledGP:
         """Standardize ``y``, fit hyperparameters by type-II ML (MAP with ``prior``) and
         build the posterior (see :func:`~rmbo_tune.engine.gp.likelihood.fit_hyperparameters`
@@ -230,6 +231,7 @@ class ScaledGP:
             noise_floor=noise_floor,
             prior=prior,
             promising_restarts_only=promising_restarts_only,
+            warp_inputs=warp_inputs,
         )
         return cls(GaussianProcess(X, z, hyper, kind=kind, mean=0.0), loc, scale)
 
