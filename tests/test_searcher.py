@@ -309,6 +309,27 @@ def test_save_restore_round_trip_without_a_constructor_space(tmp_path):
     assert not math.isnan(fresh.engine.y[-1])
 
 
+def test_the_tasks_input_warp_survives_save_and_restore(tmp_path):
+    rng = np.random.default_rng(1)
+    space = {"a": tune.uniform(0, 1), "b": tune.loguniform(1e-4, 1)}
+    meta = []
+    for _ in range(4):
+        cfgs = [{"a": float(a), "b": float(b)} for a, b in rng.random((30, 2)) ** [1, 4]]
+        meta.append((cfgs, [min(50 * c["b"], 1.0) - (c["a"] - 0.4) ** 2 for c in cfgs]))
+    s = RMBOSearcher(
+        space=space, metric="v", mode="max", meta_tasks=meta, seed=0, input_warp="tasks"
+    )
+    for i in range(6):
+        cfg = s.suggest(str(i))
+        s.on_trial_complete(str(i), {"v": min(50 * cfg["b"], 1.0) - (cfg["a"] - 0.5) ** 2})
+    assert s.engine.task_warp.shape == (2, 2) and s.engine.target.hyper.warp is not None
+    s.save(str(tmp_path / "state"))
+    fresh = RMBOSearcher(seed=0)
+    fresh.restore(str(tmp_path / "state"))
+    np.testing.assert_array_equal(fresh.engine.task_warp, s.engine.task_warp)
+    assert fresh.suggest("next") == s.suggest("next")
+
+
 def _shifted(shift):
     def trainable(config):
         tune.report({"loss": (config["x"] - 0.3 - shift) ** 2 + (config["y"] - 0.7) ** 2})
