@@ -197,7 +197,7 @@ class MetaBasisGP:
         self.a = linalg.cho_solve((g.L, True), H, check_finite=False)  # K^-1 H, (n, C)
         self._A_chol = linalg.cho_factor(np.eye(C) + H.T @ self.a, lower=True)
         # The mean's terms, from the observations alone (the first n_obs rows).
-        self.n_obs = g.n_obs if observed is None else observed.gp.n_obs
+        self.n_obs = o.n_obs
         self.a_obs, A_chol_obs, alpha = self.a, self._A_chol, g.alpha
         if self.n_obs < g.n_obs:
             o, H = observed.gp, H[: self.n_obs]  # type: ignore[union-attr]

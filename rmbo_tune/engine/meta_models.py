@@ -228,6 +228,15 @@ def thin(X: Array, y: Array, limit: int | None) -> NDArray[np.intp]:
     return np.sort(np.concatenate([best, rest]))
 
 
+def _task_outputs(y: Array, options: MetaBOOptions) -> tuple[Array, int]:
+    """A meta-task's outputs as its GP is fitted to them, and how many were clipped:
+    normal scores with ``output_scaling="rank"`` (outliers only move their own rank),
+    else :func:`clip_outliers`."""
+    if options.output_scaling == "rank":
+        return normal_scores(y), 0
+    return clip_outliers(y)
+
+
 def fit_task_warps(
     tasks: list[tuple[Array, Array]],
     options: MetaBOOptions,
@@ -240,14 +249,13 @@ def fit_task_warps(
     The tasks' observations are what earlier experiments sampled, not where this search
     has looked, so a warp fitted to them does not read the search's own clustering as a
     faster-varying function (the failure of a warp fitted to the target's observations).
-    Outputs as for :func:`fit_meta_models` ("rank": normal scores, else clipped), then
-    standardized.
+    Outputs as for :func:`fit_meta_models` (:func:`_task_outputs`), then standardized.
     """
     chosen = sorted(rng.choice(len(tasks), min(WARP_TASKS, len(tasks)), replace=False))
     logs = []
     for i in chosen:
         X, y = tasks[int(i)]
-        y = normal_scores(y) if options.output_scaling == "rank" else clip_outliers(y)[0]
+        y = _task_outputs(y, options)[0]
         keep = thin(X, y, options.max_meta_observations)
         gp = ScaledGP.fit(
             X[keep],
@@ -298,17 +306,14 @@ def fit_meta_models(
     """
     fitted = []
     for i, ((X, y), hyper) in enumerate(zip(tasks, hypers, strict=True)):
-        if options.output_scaling == "rank":
-            y = normal_scores(y)  # outliers only move their own rank
-        else:
-            y, n_clipped = clip_outliers(y)
-            if n_clipped:
-                warnings.warn(
-                    f"meta_tasks[{i}]: {n_clipped} of {len(y)} values lie more than "
-                    f"{OUTLIER_SCALES:g} robust scales from the median and were clipped",
-                    RuntimeWarning,
-                    stacklevel=3,
-                )
+        y, n_clipped = _task_outputs(y, options)
+        if n_clipped:
+            warnings.warn(
+                f"meta_tasks[{i}]: {n_clipped} of {len(y)} values lie more than "
+                f"{OUTLIER_SCALES:g} robust scales from the median and were clipped",
+                RuntimeWarning,
+                stacklevel=3,
+            )
         keep = thin(X, y, options.max_meta_observations)
         X, y = X[keep], y[keep]
         if hyper is not None:

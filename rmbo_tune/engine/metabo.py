@@ -145,11 +145,11 @@ class MetaBO:
         self.meta, self._meta_hypers, meta_scale = fit_meta_models(
             tasks, list(hypers), opt, rng, prior
         )
-        self.target_prior: LogNormalPrior | None = prior
+        target_prior = prior
         if opt.input_warp == "tasks" and tasks and prior is not None:
             if task_warp is None:
                 task_warp = fit_task_warps(tasks, opt, rng, prior)
-            self.target_prior = prior.centred_warp(task_warp, TASK_WARP_PRIOR_SCALE)
+            target_prior = prior.centred_warp(task_warp, TASK_WARP_PRIOR_SCALE)
         else:
             task_warp = None
         self.task_warp = task_warp
@@ -175,7 +175,7 @@ class MetaBO:
             dim,
             opt,
             hyper=initial_hyper(self._meta_hypers, dim, opt.noise_floor),
-            prior=self.target_prior,
+            prior=target_prior,
             meta_scale=meta_scale,
             cached_points=cached,
             n_fixed=len(self._fixed),
