@@ -316,9 +316,7 @@ def test_the_tasks_input_warp_survives_save_and_restore(tmp_path):
     for _ in range(4):
         cfgs = [{"a": float(a), "b": float(b)} for a, b in rng.random((30, 2)) ** [1, 4]]
         meta.append((cfgs, [min(50 * c["b"], 1.0) - (c["a"] - 0.4) ** 2 for c in cfgs]))
-    s = RMBOSearcher(
-        space=space, metric="v", mode="max", meta_tasks=meta, seed=0, input_warp="tasks"
-    )
+    s = RMBOSearcher(space=space, metric="v", mode="max", meta_tasks=meta, seed=0)
     for i in range(6):
         cfg = s.suggest(str(i))
         s.on_trial_complete(str(i), {"v": min(50 * cfg["b"], 1.0) - (cfg["a"] - 0.5) ** 2})

@@ -51,7 +51,10 @@ ALWAYS_RESTART_ROWS = 64
 # target's log-normal prior around it (log a, log b). Narrow: the search's own clustered
 # observations are what misled a warp fitted to the target; with 0.25 they moved it enough
 # to stall the warm start on one of the paper's 1-D functions (regret 0.333 at 50).
+# With fewer tasks than WARP_MIN_TASKS their agreement cannot be judged: no warp.
 WARP_TASKS = 8
+WARP_MIN_TASKS = 3
+WARP_STREAM = 7  # the warp's generator: default_rng([candidates' seed, WARP_STREAM])
 TASK_WARP_PRIOR_SCALE = 0.05
 
 
@@ -243,14 +246,22 @@ def fit_task_warps(
     rng: np.random.Generator,
     prior: LogNormalPrior,
 ) -> Array:
-    """The median over up to ``WARP_TASKS`` meta-tasks (drawn by ``rng``) of the input warp
-    fitted to each, as ``[log a; log b]`` of shape (2, d): the warp of ``input_warp="tasks"``.
+    """The input warp of ``input_warp="tasks"``, as ``[log a; log b]`` of shape (2, d): the
+    median over up to ``WARP_TASKS`` meta-tasks (drawn by ``rng``) of the warp fitted to
+    each, shrunk towards the identity where the tasks disagree.
 
-    The tasks' observations are what earlier experiments sampled, not where this search
-    has looked, so a warp fitted to them does not read the search's own clustering as a
+    The tasks' observations are what earlier experiments sampled, not where this search has
+    looked, so a warp fitted to them does not read the search's own clustering as a
     faster-varying function (the failure of a warp fitted to the target's observations).
-    Outputs as for :func:`fit_meta_models` (:func:`_task_outputs`), then standardized.
+    Each parameter's median is shrunk by :func:`agreed_warp`: kept where the tasks agree on
+    the warp's direction, towards 0 as far as their warps are what noise would fit
+    (meta-tasks of pure noise, or datasets that differ in where a parameter matters). Fewer
+    than ``WARP_MIN_TASKS`` tasks give the identity (zeros). Outputs as for
+    :func:`fit_meta_models` (:func:`_task_outputs`), then standardized.
     """
+    dim = tasks[0][0].shape[1]
+    if len(tasks) < WARP_MIN_TASKS:
+        return np.zeros((2, dim))
     chosen = sorted(rng.choice(len(tasks), min(WARP_TASKS, len(tasks)), replace=False))
     logs = []
     for i in chosen:
@@ -269,7 +280,18 @@ def fit_task_warps(
         )
         assert gp.hyper.warp is not None
         logs.append(np.log(gp.hyper.warp))
-    return np.median(logs, axis=0)
+    return agreed_warp(np.array(logs))
+
+
+def agreed_warp(log_warps: Array) -> Array:
+    """The median of ``k >= 2`` warps ``log_warps`` (shape (k, ...)), each entry times
+    ``max(0, 1 - (s / m)^2)``: ``m`` its median, ``s`` the median's standard error
+    ``1.2533 sd / sqrt(k)`` (the positive-part James-Stein factor towards 0, the identity
+    warp). A median of 0 stays 0."""
+    median = np.median(log_warps, axis=0)
+    se = 1.2533 * np.std(log_warps, axis=0, ddof=1) / np.sqrt(len(log_warps))
+    ratio = np.divide(se, np.abs(median), out=np.ones_like(median), where=median != 0.0)
+    return median * np.maximum(0.0, 1.0 - ratio**2)
 
 
 def fit_meta_models(

@@ -24,7 +24,12 @@ from rmbo_tune.engine import acquisition as acq
 from rmbo_tune.engine import candidates as cand
 from rmbo_tune.engine import state
 from rmbo_tune.engine.gp import GPHyperparameters
-from rmbo_tune.engine.meta_models import TASK_WARP_PRIOR_SCALE, fit_meta_models, fit_task_warps
+from rmbo_tune.engine.meta_models import (
+    TASK_WARP_PRIOR_SCALE,
+    WARP_STREAM,
+    fit_meta_models,
+    fit_task_warps,
+)
 from rmbo_tune.engine.meta_weights import (
     MetaWeightState,
     beta_schedule,
@@ -145,14 +150,11 @@ class MetaBO:
         self.meta, self._meta_hypers, meta_scale = fit_meta_models(
             tasks, list(hypers), opt, rng, prior
         )
-        target_prior = prior
-        if opt.input_warp == "tasks" and tasks and prior is not None:
-            if task_warp is None:
-                task_warp = fit_task_warps(tasks, opt, rng, prior)
-            target_prior = prior.centred_warp(task_warp, TASK_WARP_PRIOR_SCALE)
-        else:
-            task_warp = None
-        self.task_warp = task_warp
+        # input_warp="tasks": the tasks' warp is fitted before the target's first fit (not
+        # here, so that it does not lengthen the build) unless ``task_warp`` gives it.
+        self._warp_prior = prior if opt.input_warp == "tasks" and tasks else None
+        self._warp_tasks = list(tasks)  # the tasks given, not those added online
+        self.task_warp = task_warp if self._warp_prior is not None else None
         self.weight_state = MetaWeightState(
             self.meta.n_tasks,
             eta_n=opt.eta_n,
@@ -175,7 +177,7 @@ class MetaBO:
             dim,
             opt,
             hyper=initial_hyper(self._meta_hypers, dim, opt.noise_floor),
-            prior=target_prior,
+            prior=self._centred_prior(prior),
             meta_scale=meta_scale,
             cached_points=cached,
             n_fixed=len(self._fixed),
@@ -283,8 +285,26 @@ class MetaBO:
                 break
         return point
 
+    def _centred_prior(self, prior: LogNormalPrior | None) -> LogNormalPrior | None:
+        """The target's prior: centred on the tasks' warp where they agree on one."""
+        warp = self.task_warp
+        if prior is None or warp is None or not np.any(warp != 0.0):
+            return prior
+        return prior.centred_warp(warp, TASK_WARP_PRIOR_SCALE)
+
+    def _fit_task_warp(self) -> None:
+        if self._warp_prior is None or self.task_warp is not None:
+            return
+        # Its own generator (from the candidates' seed): the warp leaves the engine's
+        # stream, hence RM-GP-TS's samples, as they are without it.
+        rng = np.random.default_rng([self._seeds["sobol"], WARP_STREAM])
+        self.task_warp = fit_task_warps(self._warp_tasks, self.options, rng, self._warp_prior)
+        self.target.prior = self._centred_prior(self._warp_prior)
+
     def _update(self) -> None:
         if self.method != "random":  # random search never uses the target GP
+            if len(self.target.y_list) >= self.options.min_fit_observations:
+                self._fit_task_warp()
             self.target.refit(self.rng)
 
     def _gaps(self) -> Array:

@@ -109,31 +109,30 @@ class MetaBOOptions:
         Fit the target GP to the normal scores of its observations (from the third on)
         instead of the values: plateaus (failed configurations at a floor) and outliers no
         longer dominate the GP's variance.
-    input_warp : int, "tasks" or None
-        From this many target observations on, the target GP's kernel is taken between
-        inputs warped by a Kumaraswamy CDF per dimension, ``1 - (1 - x^a)^b``, whose ``a``
-        and ``b`` are fitted with the other hyperparameters under log-normal priors centred
-        on the identity (Snoek et al., ICML 2014; the warp of BoTorch and HEBO). A parameter
-        whose effect saturates beside a cliff (a penalty beyond which the fit no longer
-        changes) then needs no length scale of one grid step. Binary columns are left as
-        they are. None (default) never warps: fitted to the search's own observations, which
-        cluster where it has looked, the warp reads that density as a faster-varying
-        function, stretches the explored region and compresses the unexplored one, and
-        GP-UCB stops visiting it. On the paper's 1-D functions fitted warps (``a`` 3.4-3.7)
-        squeezed ``[0, 0.5]``, where the optimum was, into a tenth of the warped axis; with
-        noise-only meta-tasks RM-GP-UCB's regret at 50 went from 0.007 to 0.015. From the
-        20th observation it helped on logistic regression at 25 (-0.0020 ± 0.0009) and cost
-        on all 50 SVM targets at 25 (+0.0013 ± 0.0015); ``docs/benchmarks.md``, "Input
-        warping". "tasks": the warp is learned from the earlier tasks instead, whose
-        observations are what earlier experiments sampled, not where this search looked:
-        the median of the warps fitted to up to 8 meta-tasks
-        (:func:`~rmbo_tune.engine.meta_models.fit_task_warps`) centres a narrow prior
-        (spread 0.05 in ``log a`` and ``log b``) on the target's warp from its first fit,
-        for every method that reads meta-tasks (without them, no warp). Paired against
-        the default at 25: boosting -0.0052 ± 0.0028, logistic regression -0.0054 ±
-        0.0025 (ahead of the warm start); random forest +0.0007 ± 0.0006, nearest
-        neighbours +0.0013 ± 0.0010 (``docs/benchmarks.md``, "The earlier tasks' warp").
-        Needs ``hyper_prior``.
+    input_warp : "tasks", int or None
+        The target GP's kernel is taken between inputs warped by a Kumaraswamy CDF per
+        dimension, ``1 - (1 - x^a)^b`` (Snoek et al., ICML 2014; the warp of BoTorch and
+        HEBO), so that a parameter whose effect saturates beside a cliff (a penalty beyond
+        which the fit no longer changes) needs no length scale of one grid step. Binary
+        columns are left as they are. "tasks" (default): the warp is learned from the
+        earlier tasks, whose observations are what earlier experiments sampled, not where
+        this search looked. A warp is fitted to each of up to 8 meta-tasks; the median of
+        their ``log a``, ``log b``, shrunk towards the identity where the tasks disagree
+        (:func:`~rmbo_tune.engine.meta_models.agreed_warp`), centres a narrow log-normal
+        prior (spread 0.05) on the target's warp from its first fit, for every method that
+        reads meta-tasks. Without meta-tasks, with fewer than 3, or without ``hyper_prior``
+        (no prior to centre) there is no warp. Paired against no warp at 25 (RM-GP-UCB):
+        logistic regression -0.0055 ± 0.0028, boosting -0.0064 ± 0.0036; nearest neighbours
+        +0.0011 ± 0.0005, random forest +0.0008 ± 0.0007, SVM level (``docs/benchmarks.md``,
+        "The earlier tasks' warp"). An integer ``K``: from the ``K``-th target observation
+        on, the warp is fitted to the target's own observations under priors centred on the
+        identity. Those cluster where the search has looked; the fit reads their density as
+        a faster-varying function, stretches the explored region and compresses the
+        unexplored one, and GP-UCB stops visiting it: on the paper's 1-D functions fitted
+        warps (``a`` 3.4-3.7) squeezed ``[0, 0.5]``, where the optimum was, into a tenth of
+        the warped axis, and with noise-only meta-tasks RM-GP-UCB's regret at 50 went from
+        0.007 to 0.015 (``docs/benchmarks.md``, "Input warping"). None never warps (the
+        paper).
     meta_basis_nu : float
         Once nu is at most this (default 0.05, about the 9th evaluation), the target GP of
         RM-GP-UCB and RM-GP-TS takes the meta-weights' mean of the meta-tasks and an
@@ -285,7 +284,7 @@ class MetaBOOptions:
     probe_after: int = 1
     repeat_escalations: int = 4
     target_warp: str = "rank"
-    input_warp: int | str | None = None
+    input_warp: int | str | None = "tasks"
     meta_basis_nu: float = 0.05
     meta_basis_tasks: float | str = 0.0
     beta: float | None = None
@@ -385,10 +384,6 @@ class MetaBOOptions:
         warp = self.input_warp
         if warp is not None and warp != "tasks" and not _is_count(warp, 2):
             raise ValueError(f'input_warp must be an integer >= 2, "tasks" or None, got {warp!r}')
-        if warp == "tasks" and not self.hyper_prior:
-            raise ValueError(
-                'input_warp="tasks" centres the warp\'s prior: it needs hyper_prior=True'
-            )
         if self.n_initial is not None and not _is_count(self.n_initial, 0):
             raise ValueError(
                 f"n_initial must be a non-negative integer or None, got {self.n_initial!r}"

@@ -4,7 +4,13 @@ from scipy.spatial.distance import cdist
 
 from rmbo_tune.engine import MetaBO
 from rmbo_tune.engine.gp import GPHyperparameters, ScaledGP
-from rmbo_tune.engine.meta_models import MetaTaskModels, clip_outliers, fit_task_warps, thin
+from rmbo_tune.engine.meta_models import (
+    MetaTaskModels,
+    agreed_warp,
+    clip_outliers,
+    fit_task_warps,
+    thin,
+)
 from rmbo_tune.engine.options import MetaBOOptions
 from rmbo_tune.engine.priors import LogNormalPrior
 from tests.conftest import finite_difference
@@ -200,3 +206,28 @@ def test_the_tasks_warp_stretches_where_their_functions_change():
 
     assert warp(0.1, 0) > 0.3
     assert abs(warp(0.5, 1) - 0.5) < 0.15
+
+
+def test_the_agreed_warp_keeps_what_the_tasks_share_and_drops_what_they_split_on():
+    # Column 0: every task warps the same way; column 1: half one way, half the other;
+    # column 2: one direction, but spread as widely as its median (|m| / s = 1.6).
+    logs = np.array([[0.5, 0.4, 0.1], [0.5, -0.4, 0.9], [0.5, 0.4, 0.5], [0.5, -0.4, 0.6]])
+    agreed = agreed_warp(logs)
+    assert agreed[0] == 0.5  # no spread: the median itself
+    assert agreed[1] == 0.0  # the median is 0
+    m, s = 0.55, 1.2533 * np.std(logs[:, 2], ddof=1) / 2
+    assert agreed[2] == pytest.approx(m * (1 - (s / m) ** 2))
+    assert 0 < agreed[2] < m
+    spread = np.array([[1.0], [-1.0], [0.2]])  # |m| well inside one standard error
+    assert agreed_warp(spread)[0] == 0.0
+
+
+def test_the_warp_of_noise_tasks_is_near_the_identity_and_two_tasks_give_none():
+    rng = np.random.default_rng(4)
+    noise = [(rng.random((40, 2)), rng.standard_normal(40)) for _ in range(8)]
+    log_warp = fit_task_warps(noise, MetaBOOptions(), rng, LogNormalPrior.default(2))
+    a, b = np.exp(log_warp)
+    x = np.linspace(0, 1, 101)[:, None]
+    assert np.abs(1 - (1 - x**a) ** b - x).max() < 0.02  # their median moves x by 0.035
+    two = fit_task_warps(noise[:2], MetaBOOptions(), rng, LogNormalPrior.default(2))
+    np.testing.assert_array_equal(two, np.zeros((2, 2)))

@@ -637,3 +637,27 @@ def test_a_failing_region_is_not_proposed_again(seed):
             assert abs(a - b) >= 0.01 or np.abs(ok - a).min() < abs(a - b), (a, b)
     assert opt.y.max() > 0.48  # and the search still closes in on the boundary
     np.testing.assert_array_equal(np.sort(opt.target.failed[:, 0]), np.sort(failed))
+
+
+def test_the_tasks_warp_needs_a_prior_and_agreeing_tasks():
+    # Four tasks that saturate along x0: warped from the first fit. Without a prior
+    # (maximum likelihood) there is none to centre, and two tasks are too few to agree.
+    rng = np.random.default_rng(5)
+    tasks = []
+    for i in range(4):
+        X = rng.random((30, 2))
+        tasks.append((X, np.minimum(10 * X[:, 0], 1.0) - (X[:, 1] - 0.3 - 0.05 * i) ** 2))
+    noise_rng = np.random.default_rng(0)
+    for given, hyper_prior, warped in ((tasks, True, True), (tasks, False, False)):
+        opt = MetaBO(2, given, seed=1, hyper_prior=hyper_prior)
+        for _ in range(6):
+            x = opt.ask()
+            opt.tell(x, float(min(10 * x[0], 1.0) + 0.01 * noise_rng.standard_normal()))
+        assert (opt.target.hyper.warp is not None) == warped
+        assert (opt.task_warp is not None) == warped
+    two = MetaBO(2, tasks[:2], seed=1)
+    for _ in range(6):
+        x = two.ask()
+        two.tell(x, float(min(10 * x[0], 1.0)))
+    np.testing.assert_array_equal(two.task_warp, np.zeros((2, 2)))
+    assert two.target.hyper.warp is None and two.target.prior.log_warp_loc is None

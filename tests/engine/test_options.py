@@ -64,7 +64,6 @@ def test_paper_variant_is_the_papers_practice():
         ({"input_warp": 1}, 'input_warp must be an integer >= 2, "tasks" or None, got 1'),
         ({"input_warp": True}, "input_warp must be .* got True"),
         ({"input_warp": "task"}, "input_warp must be .* got 'task'"),
-        ({"input_warp": "tasks", "hyper_prior": False}, "needs hyper_prior=True"),
         ({"ts_scale": 2.0}, "ts_scale must be one of"),
         ({"tau": float("inf")}, "tau must be a finite number >= 0 or None, got inf"),
         ({"beta_scale": float("inf")}, "beta_scale must be a finite number > 0"),

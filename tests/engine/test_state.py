@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from rmbo_tune.engine import MetaBO
+from rmbo_tune.engine import metabo as metabo_module
 from rmbo_tune.engine import state as st
 
 
@@ -153,27 +154,34 @@ def test_a_warped_target_round_trips_with_its_warp() -> None:
     np.testing.assert_array_equal(twin.ask(), opt.ask())
 
 
-def test_the_tasks_warp_is_fitted_once_and_round_trips() -> None:
+def test_the_tasks_warp_is_fitted_once_and_round_trips(monkeypatch) -> None:
     rng = np.random.default_rng(3)
     tasks = []
     for i in range(10):  # more than WARP_TASKS: which are fitted depends on the generator
         X = rng.random((30, 2))
         tasks.append((X, np.minimum(10 * X[:, 0], 1.0) - (X[:, 1] - 0.3 - 0.05 * i) ** 2))
-    opt = MetaBO(2, tasks, seed=2, input_warp="tasks")
-    assert opt.task_warp.shape == (2, 2)
-    assert opt.target.prior.log_warp_loc == tuple(opt.task_warp.ravel())
-    for _ in range(6):
+    opt = MetaBO(2, tasks, seed=2)  # the default learns the warp from the tasks
+    for i in range(6):
+        # Fitted when the target's first fit is due (the 5th observation), not at the build.
+        assert (opt.task_warp is None) == (i < opt.options.min_fit_observations)
         x = opt.ask()
         opt.tell(x, float(min(10 * x[0], 1.0) - (x[1] - 0.4) ** 2))
+    assert opt.task_warp.shape == (2, 2)
+    assert opt.target.prior.log_warp_loc == tuple(opt.task_warp.ravel())
     assert opt.target.hyper.warp is not None  # warped from the first fit
     saved = json.loads(json.dumps(st.dump(opt)))
+
+    def refit(*args, **kwargs):
+        raise AssertionError("the restored engine refitted the tasks' warp")
+
+    monkeypatch.setattr(metabo_module, "fit_task_warps", refit)
     twin = MetaBO.from_state_dict(saved)
     np.testing.assert_array_equal(twin.task_warp, opt.task_warp)
     np.testing.assert_array_equal(twin.ask(), opt.ask())
     saved["task_warp"] = [[0.0, 0.0]]
     with pytest.raises(ValueError, match=r"task_warp must be finite of shape \(2, 2\)"):
         MetaBO.from_state_dict(saved)
-    assert MetaBO(2, tasks, seed=2).task_warp is None  # the default has none
+    assert MetaBO(2, tasks, seed=2, input_warp=None).task_warp is None
 
 
 def test_a_version_2_state_keeps_the_tasks_means_in_rm_gp_ucbs_meta_term() -> None:

@@ -60,7 +60,7 @@ def test_inputs_are_warped_from_the_observation_input_warp_names() -> None:
     X = model.X_fit
     mu, _ = model.model().predict(X)
     assert np.corrcoef(mu, model.scaled_y())[0, 1] > 0.9
-    assert _model().options.input_warp is None  # the default never warps
+    assert _model().options.input_warp == "tasks"  # the default: only the tasks' warp
     assert _model(variant="paper").options.input_warp is None
 
 
