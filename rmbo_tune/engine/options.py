@@ -122,17 +122,17 @@ class MetaBOOptions:
         prior (spread 0.05) on the target's warp from its first fit, for every method that
         reads meta-tasks. Without meta-tasks, with fewer than 3, or without ``hyper_prior``
         (no prior to centre) there is no warp. Paired against no warp at 25 (RM-GP-UCB):
-        logistic regression -0.0055 ± 0.0028, boosting -0.0064 ± 0.0036; nearest neighbours
-        +0.0011 ± 0.0005, random forest +0.0008 ± 0.0007, SVM level (``docs/benchmarks.md``,
-        "The earlier tasks' warp"). An integer ``K``: from the ``K``-th target observation
-        on, the warp is fitted to the target's own observations under priors centred on the
-        identity. Those cluster where the search has looked; the fit reads their density as
-        a faster-varying function, stretches the explored region and compresses the
-        unexplored one, and GP-UCB stops visiting it: on the paper's 1-D functions fitted
-        warps (``a`` 3.4-3.7) squeezed ``[0, 0.5]``, where the optimum was, into a tenth of
-        the warped axis, and with noise-only meta-tasks RM-GP-UCB's regret at 50 went from
-        0.007 to 0.015 (``docs/benchmarks.md``, "Input warping"). None never warps (the
-        paper).
+        logistic regression -0.0055 ± 0.0028, boosting -0.0064 ± 0.0036 (3 seeds; over 10,
+        -0.0007 ± 0.0017); nearest neighbours +0.0011 ± 0.0005, random forest +0.0008 ±
+        0.0007, SVM level (``docs/benchmarks.md``, "The earlier tasks' warp"). An integer
+        ``K``: from the ``K``-th target observation on, the warp is fitted to the target's
+        own observations under priors centred on the identity. Those cluster where the
+        search has looked; the fit reads their density as a faster-varying function,
+        stretches the explored region and compresses the unexplored one, and GP-UCB stops
+        visiting it: on the paper's 1-D functions fitted warps (``a`` 3.4-3.7) squeezed
+        ``[0, 0.5]``, where the optimum was, into a tenth of the warped axis, and with
+        noise-only meta-tasks RM-GP-UCB's regret at 50 went from 0.007 to 0.015
+        (``docs/benchmarks.md``, "Input warping"). None never warps (the paper).
     meta_basis_nu : float
         Once nu is at most this (default 0.05, about the 9th evaluation), the target GP of
         RM-GP-UCB and RM-GP-TS takes the meta-weights' mean of the meta-tasks and an
