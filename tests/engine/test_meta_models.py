@@ -210,7 +210,7 @@ def test_the_tasks_warp_stretches_where_their_functions_change():
 
 def test_the_agreed_warp_keeps_what_the_tasks_share_and_drops_what_they_split_on():
     # Column 0: every task warps the same way; column 1: half one way, half the other;
-    # column 2: one direction, but spread as widely as its median (|m| / s = 1.6).
+    # column 2: one direction, but spread (|m| / s = 2.7): shrunk by (s / m)^2.
     logs = np.array([[0.5, 0.4, 0.1], [0.5, -0.4, 0.9], [0.5, 0.4, 0.5], [0.5, -0.4, 0.6]])
     agreed = agreed_warp(logs)
     assert agreed[0] == 0.5  # no spread: the median itself
