@@ -153,7 +153,6 @@ class MetaBO:
         # input_warp="tasks": the tasks' warp is fitted before the target's first fit (not
         # here, so that it does not lengthen the build) unless ``task_warp`` gives it.
         self._warp_prior = prior if opt.input_warp == "tasks" and tasks else None
-        self._warp_tasks = list(tasks)  # the tasks given, not those added online
         self.task_warp = task_warp if self._warp_prior is not None else None
         self.weight_state = MetaWeightState(
             self.meta.n_tasks,
@@ -295,10 +294,18 @@ class MetaBO:
     def _fit_task_warp(self) -> None:
         if self._warp_prior is None or self.task_warp is not None:
             return
+        # The tasks given at construction, not those added online (which follow them, and
+        # which a restored engine's meta-tasks include).
+        given = min((t.index for t in self._online.values()), default=len(self._meta_data))
+        if given == 0:  # only online tasks: as without meta-tasks, no warp
+            self._warp_prior = None
+            return
         # Its own generator (from the candidates' seed): the warp leaves the engine's
         # stream, hence RM-GP-TS's samples, as they are without it.
         rng = np.random.default_rng([self._seeds["sobol"], WARP_STREAM])
-        self.task_warp = fit_task_warps(self._warp_tasks, self.options, rng, self._warp_prior)
+        self.task_warp = fit_task_warps(
+            self._meta_data[:given], self.options, rng, self._warp_prior
+        )
         self.target.prior = self._centred_prior(self._warp_prior)
 
     def _update(self) -> None:

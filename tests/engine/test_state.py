@@ -184,6 +184,40 @@ def test_the_tasks_warp_is_fitted_once_and_round_trips(monkeypatch) -> None:
     assert MetaBO(2, tasks, seed=2, input_warp=None).task_warp is None
 
 
+def test_a_restored_engine_fits_the_tasks_warp_to_the_given_tasks_not_the_online_ones():
+    rng = np.random.default_rng(3)
+    tasks = []
+    for i in range(4):
+        X = rng.random((30, 2))
+        tasks.append((X, np.minimum(10 * X[:, 0], 1.0) - (X[:, 1] - 0.3 - 0.05 * i) ** 2))
+    opt = MetaBO(2, tasks, seed=2)
+    X = rng.random((12, 2))  # an early-stopped rung: saved with the meta-tasks
+    opt.update_meta_task("rung", X, np.sin(9 * X[:, 1]))
+
+    def f(x):
+        return float(min(10 * x[0], 1.0) - (x[1] - 0.4) ** 2)
+
+    for _ in range(2):
+        x = opt.ask()
+        opt.tell(x, f(x))
+    twin = MetaBO.from_state_dict(json.loads(json.dumps(st.dump(opt))))
+    assert twin.task_warp is None  # not yet fitted: the restored engine fits it
+    for engine in (opt, twin):
+        for _ in range(4):
+            x = engine.ask()
+            engine.tell(x, f(x))
+    np.testing.assert_array_equal(twin.task_warp, opt.task_warp)
+    only_online = MetaBO(2, [], seed=2)
+    only_online.update_meta_task("rung", X, np.sin(9 * X[:, 1]))
+    x = only_online.ask()
+    only_online.tell(x, f(x))
+    twin = MetaBO.from_state_dict(json.loads(json.dumps(st.dump(only_online))))
+    for _ in range(5):
+        x = twin.ask()
+        twin.tell(x, f(x))
+    assert twin.task_warp is None and twin.target.hyper.warp is None
+
+
 def test_a_version_2_state_keeps_the_tasks_means_in_rm_gp_ucbs_meta_term() -> None:
     saved = st.dump(_engine())
     assert saved["options"]["tau"] is None
