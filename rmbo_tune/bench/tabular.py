@@ -1,9 +1,9 @@
 """Tabular benchmark: leave-one-task-out meta-BO on user-supplied grids of evaluated configs.
 
 ``rmbo-tune bench tabular --data DIR --mode min`` (or ``python -m rmbo_tune.bench.tabular``);
-``rmbo-tune bench tabular --suite svm`` (or ``hgb``, ``rf``, ``knn``, ``mlp``) runs a
-meta-dataset shipped with the package (``rmbo_tune/bench/data``) with the paper's protocol
-as defaults.
+``rmbo-tune bench tabular --suite svm`` (or ``hgb``, ``rf``, ``knn``, ``logreg``, ``sgd``,
+``mlp``, ``svc``) runs a meta-dataset shipped with the package (``rmbo_tune/bench/data``)
+with the paper's protocol as defaults.
 
 Data format
 -----------
@@ -134,6 +134,12 @@ SUITES: dict[str, dict[str, str]] = {
         "log_columns": "alpha",
         "about": "linear-model SGD grid (216 configs x 24 datasets, four categorical "
         "columns; rmbo_tune.bench.make_sgd_grid)",
+    },
+    "svc": {
+        "folder": "svc-grid",
+        "log_columns": "C,gamma",
+        "about": "RBF support-vector grid (196 configs x 24 datasets, two categorical "
+        "columns; rmbo_tune.bench.make_svc_grid)",
     },
     "mlp": {
         "folder": "mlp-grid",

@@ -1,0 +1,50 @@
+import csv
+from pathlib import Path
+
+import pytest
+
+from rmbo_tune.bench import make_hgb_grid, make_svc_grid, tabular
+from rmbo_tune.bench.tabular_data import load_tabular
+from tests.bench.test_make_hgb_grid import assert_shipped_grid, shipped_value
+
+DATA = Path(make_svc_grid.__file__).resolve().parent / "data" / "svc-grid"
+CATEGORICAL = ("scaler", "class_weight")
+
+
+def _rows(name: str) -> list[dict[str, str]]:
+    with open(DATA / f"{name}.csv") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_shipped_files_hold_the_whole_grid_for_every_dataset():
+    assert_shipped_grid(DATA, make_svc_grid.GRID, categorical=CATEGORICAL)
+
+
+def test_evaluate_reproduces_a_shipped_value():
+    pytest.importorskip("sklearn")
+    X, y = make_hgb_grid.datasets()["wine"]()
+    config = {"scaler": "standard", "class_weight": "balanced", "C": 10.0, "gamma": 0.01}
+    expected = shipped_value(DATA, "wine", config, categorical=CATEGORICAL)
+    assert make_svc_grid.evaluate(X, y, config) == pytest.approx(expected, abs=1e-9)
+
+
+def test_the_narrowest_kernel_memorizes_the_training_points():
+    # gamma = 100 on scaled features: every training point its own island, about chance
+    # level on held-out data (balanced accuracy 1 / 3 for wine's three classes), whatever C.
+    rows = [r for r in _rows("wine") if float(r["gamma"]) == 100.0]
+    assert max(float(r["value"]) for r in rows) < 0.5
+    best = max(float(r["value"]) for r in _rows("wine"))
+    assert best > 0.95
+
+
+def test_the_suite_encodes_two_categorical_columns_as_one_hot():
+    suite = tabular.SUITES["svc"]
+    bench = load_tabular(
+        tabular.DATA_DIR / suite["folder"],
+        mode="max",
+        log_columns=suite["log_columns"].split(","),
+    )
+    assert bench.encoding.categories["scaler"] == ["minmax", "standard"]
+    assert "class_weight=balanced" in bench.encoding.features
+    assert len(bench.tasks) == 24
+    assert all(task.X.shape == (196, 6) for task in bench.tasks)
