@@ -1,7 +1,7 @@
 """Build the ``svc-grid`` tabular meta-dataset: one RBF support-vector grid, many datasets.
 
 ``python -m rmbo_tune.bench.make_svc_grid --out rmbo_tune/bench/data/svc-grid --processes 2``
-(needs scikit-learn; about 10 minutes on two cores) writes one CSV per dataset with the
+(needs scikit-learn; about 5 minutes on one core) writes one CSV per dataset with the
 columns ``scaler, class_weight, C, gamma, value``: the same 196-configuration grid of a
 scikit-learn pipeline (a feature scaler, then ``SVC`` with an RBF kernel) evaluated on the
 datasets of :mod:`rmbo_tune.bench.make_hgb_grid` by 3-fold stratified cross-validation,
