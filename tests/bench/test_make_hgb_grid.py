@@ -33,15 +33,20 @@ def assert_shipped_grid(
         assert all(values[0] <= float(r["value"]) <= values[1] for r in rows), f
 
 
+def shipped_rows(folder: Path, dataset: str) -> list[dict[str, str]]:
+    """The rows of ``folder/dataset.csv``, as read by ``csv.DictReader``."""
+    with open(folder / f"{dataset}.csv") as fh:
+        return list(csv.DictReader(fh))
+
+
 def shipped_value(folder: Path, dataset: str, config: dict, categorical: tuple = ()) -> float:
     """The value ``folder/dataset.csv`` holds for ``config`` (numeric columns compared as
     floats)."""
-    with open(folder / f"{dataset}.csv") as fh:
-        row = next(
-            r
-            for r in csv.DictReader(fh)
-            if all((r[k] if k in categorical else float(r[k])) == v for k, v in config.items())
-        )
+    row = next(
+        r
+        for r in shipped_rows(folder, dataset)
+        if all((r[k] if k in categorical else float(r[k])) == v for k, v in config.items())
+    )
     return float(row["value"])
 
 

@@ -1,11 +1,14 @@
-import csv
 from pathlib import Path
 
 import pytest
 
 from rmbo_tune.bench import make_hgb_grid, make_knn_grid, tabular
 from rmbo_tune.bench.tabular_data import load_tabular
-from tests.bench.test_make_hgb_grid import assert_shipped_grid, shipped_value
+from tests.bench.test_make_hgb_grid import (
+    assert_shipped_grid,
+    shipped_rows,
+    shipped_value,
+)
 
 DATA = Path(make_knn_grid.__file__).resolve().parent / "data" / "knn-grid"
 CATEGORICAL = ("scaler", "metric", "weights")
@@ -25,8 +28,7 @@ def test_evaluate_reproduces_a_shipped_value():
 
 def test_the_scaler_matters_where_features_have_different_units():
     # wine's features span 0.1 to 1000: unscaled distances follow one column.
-    with open(DATA / "wine.csv") as fh:
-        rows = list(csv.DictReader(fh))
+    rows = shipped_rows(DATA, "wine")
 
     def best(scaler: str) -> float:
         return max(float(r["value"]) for r in rows if r["scaler"] == scaler)

@@ -1,19 +1,17 @@
-import csv
 from pathlib import Path
 
 import pytest
 
 from rmbo_tune.bench import make_hgb_grid, make_logreg_grid, tabular
 from rmbo_tune.bench.tabular_data import load_tabular
-from tests.bench.test_make_hgb_grid import assert_shipped_grid, shipped_value
+from tests.bench.test_make_hgb_grid import (
+    assert_shipped_grid,
+    shipped_rows,
+    shipped_value,
+)
 
 DATA = Path(make_logreg_grid.__file__).resolve().parent / "data" / "logreg-grid"
 CATEGORICAL = ("scaler", "penalty", "class_weight")
-
-
-def _rows(name: str) -> list[dict[str, str]]:
-    with open(DATA / f"{name}.csv") as fh:
-        return list(csv.DictReader(fh))
 
 
 def test_shipped_files_hold_the_whole_grid_for_every_dataset():
@@ -34,7 +32,7 @@ def test_class_weighting_matters_where_one_class_is_rare():
     # balanced weighting does not.
     rows = {
         (r["scaler"], r["penalty"], r["class_weight"], float(r["C"])): float(r["value"])
-        for r in _rows("synth-10-n1200-d10-c2")
+        for r in shipped_rows(DATA, "synth-10-n1200-d10-c2")
     }
     for scaler in ("standard", "quantile"):
         assert rows[scaler, "l2", "none", 1e-4] == pytest.approx(0.5)

@@ -5,7 +5,11 @@ import pytest
 
 from rmbo_tune.bench import make_hgb_grid, make_mlp_grid, tabular
 from rmbo_tune.bench.tabular_data import load_tabular
-from tests.bench.test_make_hgb_grid import assert_shipped_grid, shipped_value
+from tests.bench.test_make_hgb_grid import (
+    assert_shipped_grid,
+    shipped_rows,
+    shipped_value,
+)
 
 DATA = Path(make_mlp_grid.__file__).resolve().parent / "data" / "mlp-grid"
 CONFIG = {"hidden_units": 8, "activation": "relu", "alpha": 0.001, "learning_rate_init": 0.01}
@@ -13,11 +17,6 @@ CONFIG = {"hidden_units": 8, "activation": "relu", "alpha": 0.001, "learning_rat
 
 def _config(row: dict[str, str]) -> tuple:
     return tuple(row[k] if k == "activation" else float(row[k]) for k in make_mlp_grid.GRID)
-
-
-def _rows(name: str) -> list[dict[str, str]]:
-    with open(DATA / f"{name}.csv") as fh:
-        return list(csv.DictReader(fh))
 
 
 def test_shipped_files_hold_the_whole_grid_for_every_dataset():
@@ -52,7 +51,7 @@ def test_build_runs_another_family_of_datasets_in_worker_processes(tmp_path):
 def test_every_dataset_is_learnable_and_the_best_settings_differ():
     best = {}
     for name in make_mlp_grid.datasets():
-        rows = _rows(name)
+        rows = shipped_rows(DATA, name)
         top = min(rows, key=lambda r: float(r["value"]))
         # Some configuration beats predicting the mean (error 1) on every dataset.
         assert float(top["value"]) < 1.0, name

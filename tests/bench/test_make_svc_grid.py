@@ -1,19 +1,17 @@
-import csv
 from pathlib import Path
 
 import pytest
 
 from rmbo_tune.bench import make_hgb_grid, make_svc_grid, tabular
 from rmbo_tune.bench.tabular_data import load_tabular
-from tests.bench.test_make_hgb_grid import assert_shipped_grid, shipped_value
+from tests.bench.test_make_hgb_grid import (
+    assert_shipped_grid,
+    shipped_rows,
+    shipped_value,
+)
 
 DATA = Path(make_svc_grid.__file__).resolve().parent / "data" / "svc-grid"
 CATEGORICAL = ("scaler", "class_weight")
-
-
-def _rows(name: str) -> list[dict[str, str]]:
-    with open(DATA / f"{name}.csv") as fh:
-        return list(csv.DictReader(fh))
 
 
 def test_shipped_files_hold_the_whole_grid_for_every_dataset():
@@ -31,9 +29,9 @@ def test_evaluate_reproduces_a_shipped_value():
 def test_the_narrowest_kernel_memorizes_the_training_points():
     # gamma = 100 on scaled features: every training point its own island, about chance
     # level on held-out data (balanced accuracy 1 / 3 for wine's three classes), whatever C.
-    rows = [r for r in _rows("wine") if float(r["gamma"]) == 100.0]
+    rows = [r for r in shipped_rows(DATA, "wine") if float(r["gamma"]) == 100.0]
     assert max(float(r["value"]) for r in rows) < 0.5
-    best = max(float(r["value"]) for r in _rows("wine"))
+    best = max(float(r["value"]) for r in shipped_rows(DATA, "wine"))
     assert best > 0.95
 
 
