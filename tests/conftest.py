@@ -20,6 +20,17 @@ def finite_difference(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
     return g
 
 
+def saturating_tasks(rng: np.random.Generator, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``n`` meta-tasks of 30 random points in 2-D that saturate along x0 (``min(10 x0, 1)``,
+    the shape the tasks' input warp learns) beside a quadratic in x1 whose peak shifts by
+    0.05 per task."""
+    tasks = []
+    for i in range(n):
+        X = rng.random((30, 2))
+        tasks.append((X, np.minimum(10 * X[:, 0], 1.0) - (X[:, 1] - 0.3 - 0.05 * i) ** 2))
+    return tasks
+
+
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(12345)

@@ -9,6 +9,7 @@ import pytest
 from rmbo_tune.bench.synthetic import make_problem
 from rmbo_tune.engine import METHODS, MetaBO, SearchSpaceExhausted
 from rmbo_tune.engine.acquisition import weighted_improvement
+from tests.conftest import saturating_tasks
 
 
 def _paper_problem(k):
@@ -643,10 +644,7 @@ def test_the_tasks_warp_needs_a_prior_and_agreeing_tasks():
     # Four tasks that saturate along x0: warped from the first fit. Without a prior
     # (maximum likelihood) there is none to centre, and two tasks are too few to agree.
     rng = np.random.default_rng(5)
-    tasks = []
-    for i in range(4):
-        X = rng.random((30, 2))
-        tasks.append((X, np.minimum(10 * X[:, 0], 1.0) - (X[:, 1] - 0.3 - 0.05 * i) ** 2))
+    tasks = saturating_tasks(rng, 4)
     noise_rng = np.random.default_rng(0)
     for given, hyper_prior, warped in ((tasks, True, True), (tasks, False, False)):
         opt = MetaBO(2, given, seed=1, hyper_prior=hyper_prior)

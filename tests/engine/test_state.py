@@ -10,6 +10,7 @@ import pytest
 from rmbo_tune.engine import MetaBO
 from rmbo_tune.engine import metabo as metabo_module
 from rmbo_tune.engine import state as st
+from tests.conftest import saturating_tasks
 
 
 def _engine(n_obs: int = 6, **options) -> MetaBO:
@@ -156,10 +157,8 @@ def test_a_warped_target_round_trips_with_its_warp() -> None:
 
 def test_the_tasks_warp_is_fitted_once_and_round_trips(monkeypatch) -> None:
     rng = np.random.default_rng(3)
-    tasks = []
-    for i in range(10):  # more than WARP_TASKS: which are fitted depends on the generator
-        X = rng.random((30, 2))
-        tasks.append((X, np.minimum(10 * X[:, 0], 1.0) - (X[:, 1] - 0.3 - 0.05 * i) ** 2))
+    # More than WARP_TASKS: which are fitted depends on the generator.
+    tasks = saturating_tasks(rng, 10)
     opt = MetaBO(2, tasks, seed=2)  # the default learns the warp from the tasks
     for i in range(6):
         # Fitted when the target's first fit is due (the 5th observation), not at the build.
@@ -186,10 +185,7 @@ def test_the_tasks_warp_is_fitted_once_and_round_trips(monkeypatch) -> None:
 
 def test_a_restored_engine_fits_the_tasks_warp_to_the_given_tasks_not_the_online_ones():
     rng = np.random.default_rng(3)
-    tasks = []
-    for i in range(4):
-        X = rng.random((30, 2))
-        tasks.append((X, np.minimum(10 * X[:, 0], 1.0) - (X[:, 1] - 0.3 - 0.05 * i) ** 2))
+    tasks = saturating_tasks(rng, 4)
     opt = MetaBO(2, tasks, seed=2)
     X = rng.random((12, 2))  # an early-stopped rung: saved with the meta-tasks
     opt.update_meta_task("rung", X, np.sin(9 * X[:, 1]))
