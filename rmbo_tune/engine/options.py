@@ -63,26 +63,26 @@ class MetaBOOptions:
         as a greedy portfolio: where the weighted tasks expect the most gain over the best
         pending point (batch-4 regret at 5 on SVM, 50 targets: 0.074 without, 0.057 with;
         ``docs/benchmarks.md``, "Concurrent trials"). False never probes.
-    probe_point : {"smoothed", "gain", "informative", "lowest"}
-        Where the probe goes. "smoothed" (default), "gain" and "informative" choose among the
+    probe_point : {"gain", "smoothed", "informative", "lowest"}
+        Where the probe goes. "gain" (default), "smoothed" and "informative" choose among the
         points whose comparison with the best observation so far tells the most about the
         tasks (at least 0.7 of the most, by
         :func:`~rmbo_tune.engine.meta_weights.comparison_information`: where the tasks split,
         or agree with confidence). "gain": the one where the weighted tasks expect the most
         improvement over their own predictions at that observation (``sum_i w_i max(0,
         mu_i(x) - mu_i(x_best))``), the best point of the tasks that rank the best
-        observation low. "smoothed": the same with each task's difference ``d_i`` replaced
-        by its expected improvement under the tasks' discrepancy ``s``, the spread of the
-        ``d_i`` around their mean over tasks
+        observation low: a greedy portfolio's second point. "smoothed": the same with each
+        task's difference ``d_i`` replaced by its expected improvement under the tasks'
+        discrepancy ``s``, the spread of the ``d_i`` around their mean over tasks
         (:func:`~rmbo_tune.engine.acquisition.smoothed_improvement`), so a few tasks'
         confident gain counts less where the tasks disagree widely and the majority's
         losses count too: between "gain" (``s -> 0``) and the tasks' weighted rating.
         "informative": the one the weighted tasks rate best, most often beside the best
-        observation when most tasks agree on it. Regret at 5 evaluations, smoothed / gain /
-        informative: SVM (50 targets) 0.035 / 0.043 / 0.042, neural networks 0.023 / 0.020 /
-        0.038; the other families within 1.6 standard errors; with four trials in flight
-        no variant is ahead on every grid (``docs/benchmarks.md``, "The probe, over every
-        target" and "Concurrent trials").
+        observation when most tasks agree on it. Regret at 10 evaluations, gain against
+        smoothed (paired): boosting 0.036 / 0.041, logistic regression 0.019 / 0.022, SVM
+        (50 targets) 0.020 / 0.023, lower on RBF SVMs and networks too; the smoothed gain is
+        ahead at 5 on SVM (0.035 / 0.043) and from 10 on nearest neighbours
+        (``docs/benchmarks.md``, "The probe, over every target").
         Where no task expects a gain, the rating's best. With any of the three, if the
         observations told by then are ordered wrongly by at least 3/4 of the tasks on
         average, as mirror images of the target order them, a second probe goes where the
@@ -280,7 +280,7 @@ class MetaBOOptions:
     gap_estimate: str = "ranking"
     hyper_prior: bool = True
     probe: bool = True
-    probe_point: str = "smoothed"
+    probe_point: str = "gain"
     probe_after: int = 1
     repeat_escalations: int = 4
     target_warp: str = "rank"
@@ -324,7 +324,7 @@ class MetaBOOptions:
             "ts_scale": ("beta", "none"),
             "target_warp": ("none", "rank"),
             "gap_aggregation": ("mean", "max"),
-            "probe_point": ("smoothed", "gain", "informative", "lowest"),
+            "probe_point": ("gain", "smoothed", "informative", "lowest"),
             "meta_term": ("mean", "improvement"),
         }
         for name, allowed in choices.items():
