@@ -25,7 +25,7 @@ import itertools
 import os
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -145,12 +145,13 @@ def _dataset_rows(job: tuple) -> tuple[str, list[list], float]:
 
 def build(
     argv: list[str] | None,
-    grid: dict[str, list],
+    grid: dict[str, list] | Sequence[dict[str, Any]],
     evaluate: Callable[[np.ndarray, np.ndarray, dict], float],
     description: str,
     loaders: Loaders = datasets,
 ) -> None:
-    """The command line of a grid builder: ``grid`` evaluated on every dataset of
+    """The command line of a grid builder: ``grid`` (every combination of its values, or a
+    sequence of configurations, each evaluated as given) evaluated on every dataset of
     ``loaders()`` (or ``--only``) by ``evaluate``, one CSV per dataset written to ``--out``.
     ``evaluate`` and ``loaders`` must be module-level functions (worker processes are
     spawned)."""
@@ -166,8 +167,12 @@ def build(
     unknown = sorted(set(names) - set(known))
     if unknown:
         p.error(f"unknown dataset(s) {unknown}; known: {sorted(known)}")
-    keys = list(grid)
-    configs = [dict(zip(keys, v, strict=True)) for v in itertools.product(*grid.values())]
+    if isinstance(grid, dict):
+        keys = list(grid)
+        configs = [dict(zip(keys, v, strict=True)) for v in itertools.product(*grid.values())]
+    else:
+        configs = [dict(c) for c in grid]
+        keys = list(configs[0])
     jobs = [(name, configs, evaluate, loaders) for name in names]
     with get_context("spawn").Pool(args.processes) as pool:
         for name, rows, seconds in pool.imap_unordered(_dataset_rows, jobs):

@@ -2,7 +2,7 @@
 
 ``rmbo-tune bench tabular --data DIR --mode min`` (or ``python -m rmbo_tune.bench.tabular``);
 ``rmbo-tune bench tabular --suite svm`` (or ``hgb``, ``rf``, ``knn``, ``logreg``, ``sgd``,
-``mlp``, ``svc``) runs a meta-dataset shipped with the package (``rmbo_tune/bench/data``)
+``tree``, ``mlp``, ``svc``) runs a meta-dataset shipped with the package (``rmbo_tune/bench/data``)
 with the paper's protocol as defaults.
 
 Data format
@@ -140,6 +140,12 @@ SUITES: dict[str, dict[str, str]] = {
         "log_columns": "C,gamma",
         "about": "RBF support-vector grid (196 configs x 24 datasets, two categorical "
         "columns; rmbo_tune.bench.make_svc_grid)",
+    },
+    "tree": {
+        "folder": "tree-design",
+        "log_columns": "max_depth,min_samples_split,min_samples_leaf,max_features,ccp_alpha",
+        "about": "decision-tree design (256 Sobol configs, not a grid, x 24 datasets, three "
+        "categorical columns; rmbo_tune.bench.make_tree_design)",
     },
     "mlp": {
         "folder": "mlp-grid",
