@@ -19,7 +19,6 @@ input columns).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -53,19 +52,18 @@ def design(n: int = N_CONFIGS, seed: int = DESIGN_SEED) -> list[dict[str, Any]]:
     hyperparameters, each categorical coordinate cut into equal parts and each numeric one
     mapped log-uniformly onto its range (integers rounded, fractions to three significant
     digits)."""
-    keys = [*CATEGORICAL, *NUMERIC]
-    points = qmc.Sobol(len(keys), scramble=True, seed=seed).random(n)
+    points = qmc.Sobol(len(CATEGORICAL) + len(NUMERIC), scramble=True, seed=seed).random(n)
+    cat, num = points[:, : len(CATEGORICAL)], points[:, len(CATEGORICAL) :]
+    bounds = np.log([(low, high) for low, high, _ in NUMERIC.values()])
+    numeric = np.exp(qmc.scale(num, bounds[:, 0], bounds[:, 1]))
     configs: list[dict[str, Any]] = []
-    for u in points:
-        config: dict[str, Any] = {}
-        for key, value in zip(keys, u, strict=True):
-            if key in CATEGORICAL:
-                choices = CATEGORICAL[key]
-                config[key] = choices[min(int(value * len(choices)), len(choices) - 1)]
-                continue
-            low, high, integer = NUMERIC[key]
-            x = math.exp(math.log(low) + value * (math.log(high) - math.log(low)))
-            config[key] = round(x) if integer else _significant(x)
+    for u, x in zip(cat, numeric, strict=True):
+        config: dict[str, Any] = {
+            key: choices[min(int(v * len(choices)), len(choices) - 1)]
+            for (key, choices), v in zip(CATEGORICAL.items(), u, strict=True)
+        }
+        for (key, (_, _, integer)), v in zip(NUMERIC.items(), x, strict=True):
+            config[key] = round(float(v)) if integer else _significant(float(v))
         configs.append(config)
     return configs
 

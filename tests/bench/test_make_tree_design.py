@@ -6,7 +6,7 @@ import pytest
 
 from rmbo_tune.bench import make_hgb_grid, make_tree_design, tabular
 from rmbo_tune.bench.tabular_data import load_tabular
-from tests.bench.test_make_hgb_grid import shipped_rows
+from tests.bench.test_make_hgb_grid import shipped_rows, shipped_value
 
 DATA = Path(make_tree_design.__file__).resolve().parent / "data" / "tree-design"
 CATEGORICAL = tuple(make_tree_design.CATEGORICAL)
@@ -49,8 +49,8 @@ def test_evaluate_reproduces_a_shipped_value():
     pytest.importorskip("sklearn")
     X, y = make_hgb_grid.datasets()["wine"]()
     config = make_tree_design.DESIGN[7]
-    row = next(r for r in shipped_rows(DATA, "wine") if _key(r) == _key(config))
-    assert make_tree_design.evaluate(X, y, config) == pytest.approx(float(row["value"]), abs=1e-9)
+    expected = shipped_value(DATA, "wine", config, categorical=CATEGORICAL)
+    assert make_tree_design.evaluate(X, y, config) == pytest.approx(expected, abs=1e-9)
 
 
 def test_build_writes_the_design_in_order(tmp_path, capsys):
