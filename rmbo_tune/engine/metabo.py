@@ -54,8 +54,9 @@ INFORMATIVE_SHARE = 0.7
 # target's pairs wrongly, as mirror images of the target do, while a split among the tasks
 # at the informative probe leaves about half of them wrong.
 MIRROR_DISCORDANCE = 0.75
-# A suggestion this close to an observation (Euclidean, in units of the target's length
-# scales: a Matern-5/2 correlation above 0.999) repeats it; see
+# A suggestion this close to an observation (Euclidean between the unwarped inputs, in units
+# of the target's length scales: a Matern-5/2 correlation above 0.999 where the inputs are
+# not warped) repeats it; see
 # MetaBOOptions.repeat_escalations.
 REPEAT_RADIUS = 0.03
 
@@ -475,8 +476,10 @@ class MetaBO:
 
     def _repeats(self, x: Array, branch: str) -> bool:
         """Whether suggesting ``x`` on ``branch`` would repeat an observation: within
-        ``REPEAT_RADIUS`` of one, in units of the target's length scales, on a branch whose
-        acquisition is the target's confidence bound (alone or beside the meta-tasks')."""
+        ``REPEAT_RADIUS`` of one, in units of the target's length scales between the unwarped
+        inputs (``MetaBOOptions.repeat_escalations`` says why not the warped ones), on a
+        branch whose acquisition is the target's confidence bound (alone or beside the
+        meta-tasks')."""
         if branch not in ("target", "combined"):
             return False
         ls = self.target.hyper.lengthscales

@@ -98,13 +98,16 @@ class MetaBOOptions:
         confirm the tasks, at the price of the targets the contest misses.
     repeat_escalations : int
         When the confidence bound's best point repeats an observation (closer than 0.03 of
-        the target's length scales, a kernel correlation above 0.999), beta doubles and the
-        acquisition is maximized again, at most this many times. A repeat is the symptom of
+        the target's length scales between the unwarped inputs: a kernel correlation above
+        0.999 where the inputs are not warped), beta doubles and the acquisition is
+        maximized again, at most this many times. A repeat is the symptom of
         a model sure it has seen the best value; with length scales fitted to a few
         clustered points it can be sure and wrong, and GP-UCB stays on one local optimum
         (the failure Berkenkamp et al., JMLR 2019, answer by shrinking the length scales).
         Branches of the target's bound only (GP-UCB, RM-GP-UCB, RM-GP-TS's target samples);
-        0 never escalates.
+        0 never escalates. Measured between the warped inputs the kernel sees instead, the
+        escalations were slightly more costly on every family tried (warm start at 25:
+        boosting 0.0141 -> 0.0170, networks 0.0014 -> 0.0027; ``docs/algorithm.md``).
     target_warp : {"rank", "none"}
         Fit the target GP to the normal scores of its observations (from the third on)
         instead of the values: plateaus (failed configurations at a floor) and outliers no

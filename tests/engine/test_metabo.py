@@ -612,6 +612,34 @@ def test_gp_ucb_stuck_on_a_local_optimum_escalates_and_leaves_it():
     assert regret[0] > 0.9 and regret[1] < 0.1, regret
 
 
+def test_a_repeat_is_measured_between_the_unwarped_inputs():
+    # Tasks that saturate along x0 warp the target's x0; the repeat radius is taken between
+    # the unwarped inputs (between the warped ones the escalations cost more: options).
+    rng = np.random.default_rng(5)
+    opt = MetaBO(2, saturating_tasks(rng, 4), seed=1)
+    for x in ([0.05, 0.3], [0.9, 0.3], [0.5, 0.7], [0.2, 0.1], [0.7, 0.9], [0.3, 0.5]):
+        opt.tell(x, float(min(10 * x[0], 1.0) - (x[1] - 0.3) ** 2))
+    hyper = opt.target.hyper
+    assert hyper.warp is not None
+    ls, seen = hyper.lengthscales, opt.target.X_fit[1]
+
+    def distances(step):
+        x = seen - [step, 0.0]
+        raw = abs(step) / ls[0]
+        warped = np.linalg.norm((hyper.inputs(x[None]) - hyper.inputs(seen[None]))[0] / ls)
+        return x, raw, warped
+
+    # A step along x0 on which the raw and the warped distance fall on either side of the
+    # radius: the warp compresses x0 at 0.9 (the tasks saturate there) or stretches it.
+    steps = np.linspace(0.0, 0.2, 4001)[1:]
+    split = [s for s in steps if (distances(s)[1] < 0.03) != (distances(s)[2] < 0.03)]
+    assert split, "the warp neither compresses nor stretches x0 at the observation"
+    x, raw, warped = distances(split[len(split) // 2])
+    assert opt._repeats(x, "target") == (raw < 0.03), (raw, warped)
+    assert opt._repeats(x, "combined") == (raw < 0.03)
+    assert not opt._repeats(x, "probe")
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_a_failing_region_is_not_proposed_again(seed):
     # Every x > 0.5 fails; the best successful value lies at the edge of that region.
