@@ -34,7 +34,7 @@ import numpy as np
 
 from rmbo_tune.bench.options import positive_int
 
-GRID = {
+GRID: dict[str, list] = {
     "learning_rate": [0.01, 0.03, 0.1, 0.3, 1.0],
     "max_leaf_nodes": [3, 7, 15, 31],
     "min_samples_leaf": [2, 10, 40, 100],
