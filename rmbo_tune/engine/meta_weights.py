@@ -41,6 +41,29 @@ def beta_schedule(t: int, dim: int, *, beta: float | None, beta_scale: float) ->
     return float(np.sqrt(beta_scale * dim * np.log(2.0 * max(t, 1))))
 
 
+# nu's decay per observation in spaces of up to this many dimensions (the paper's r); in
+# wider ones nu falls by that factor per dim / NU_DECAY_DIM observations.
+NU_DECAY_R = 0.7
+NU_DECAY_DIM = 6
+
+
+def decay_rate(r: float | None, dim: int) -> float:
+    """The minimum decay ``r`` of nu per observation: ``r`` when given; otherwise the
+    paper's 0.7 up to six dimensions and ``0.7^(6 / dim)`` beyond, so that nu falls by 0.7
+    per ``dim / 6`` observations (0.77 at 8 dimensions, 0.82 at 11).
+
+    A target GP fitted to fewer observations than the space has dimensions knows little
+    beyond them, and its confidence bound, wide wherever it has not looked, fills the space
+    as a cold GP-UCB would; the meta-tasks' share of the acquisition decays more slowly in
+    wide spaces, while meta-tasks that order the target's observations no better than
+    chance still make nu fall by ``1.5^(-epsilon)`` (0.75) per observation and misleading
+    ones faster. Any constant ``r < 1`` keeps ``nu_t <= r^t``.
+    """
+    if r is not None:
+        return float(r)
+    return NU_DECAY_R ** (NU_DECAY_DIM / max(dim, NU_DECAY_DIM))
+
+
 def function_gaps(
     y_meta: Array,
     task_index: NDArray[np.intp],

@@ -34,6 +34,7 @@ from rmbo_tune.engine.meta_weights import (
     MetaWeightState,
     beta_schedule,
     comparison_information,
+    decay_rate,
     function_gaps,
     ranking_gaps,
 )
@@ -158,7 +159,7 @@ class MetaBO:
         self.weight_state = MetaWeightState(
             self.meta.n_tasks,
             eta_n=opt.eta_n,
-            r=opt.r,
+            r=decay_rate(opt.r, dim),
             epsilon=opt.epsilon,
             learn_weights=opt.learn_weights,
             nu_floor=opt.nu_floor,

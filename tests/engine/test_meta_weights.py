@@ -5,6 +5,7 @@ from rmbo_tune.engine.meta_weights import (
     MetaWeightState,
     beta_schedule,
     comparison_information,
+    decay_rate,
     function_gaps,
     ranking_gaps,
 )
@@ -95,6 +96,16 @@ def test_beta_schedule():
         np.sqrt(0.8 * np.log(2))
     )
     assert beta_schedule(10, 4, beta=1.5, beta_scale=0.2) == 1.5
+
+
+def test_decay_rate_is_the_papers_up_to_six_dimensions_and_slower_beyond():
+    assert decay_rate(None, 1) == decay_rate(None, 6) == pytest.approx(0.7)
+    # nu falls by 0.7 per dim / 6 observations in wider spaces.
+    assert decay_rate(None, 12) == pytest.approx(np.sqrt(0.7))
+    assert decay_rate(None, 11) ** (11 / 6) == pytest.approx(0.7)
+    rates = [decay_rate(None, d) for d in range(6, 40)]
+    assert np.all(np.diff(rates) > 0) and max(rates) < 1.0
+    assert decay_rate(0.5, 20) == 0.5  # given explicitly, whatever the dimension
 
 
 def test_ranking_gaps_count_wrongly_ordered_pairs_ties_in_y_left_out():

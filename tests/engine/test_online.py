@@ -55,7 +55,7 @@ def test_online_task_joins_grows_and_is_weighted():
 
 def test_online_tasks_of_a_cold_engine_and_nu_bound():
     opt = MetaBO(dim=2, seed=0)
-    r = opt.options.r
+    r = opt.weight_state.r  # options.r None: the decay rate at this dimension
     for t in range(1, 4):
         x = opt.ask()
         opt.tell(x, float(bowl(x)[0]))

@@ -5,9 +5,10 @@ from rmbo_tune.engine.options import MetaBOOptions
 
 def test_defaults_keep_the_papers_schedule_and_authors_beta():
     o = MetaBOOptions()
+    # r None: the paper's 0.7 up to six dimensions, slower beyond (meta_weights.decay_rate).
     assert (o.kernel, o.r, o.epsilon, o.eta_n, o.tau, o.gap_aggregation) == (
         "matern52",
-        0.7,
+        None,
         0.7,
         1.0,
         None,
@@ -28,6 +29,7 @@ def test_paper_variant_is_the_papers_practice():
     )
     assert o.repeat_escalations == 0 and MetaBOOptions().repeat_escalations == 4
     assert o.tau == 1.0 and MetaBOOptions.from_kwargs({"variant": "paper", "tau": 0.5}).tau == 0.5
+    assert o.r == 0.7
 
 
 @pytest.mark.parametrize(
@@ -36,7 +38,7 @@ def test_paper_variant_is_the_papers_practice():
         ({"kernel": "rbf"}, "kernel must be one of"),
         ({"output_scaling": "global"}, "output_scaling must be one of"),
         ({"gap_aggregation": "median"}, "gap_aggregation must be one of"),
-        ({"r": 1.0}, r"r must be in \(0, 1\)"),
+        ({"r": 1.0}, r"r must be in \(0, 1\) or None, got 1.0"),
         ({"meta_basis_nu": 1.5}, r"meta_basis_nu must be in \[0, 1\], got 1.5"),
         ({"meta_basis_nu": -0.1}, r"meta_basis_nu must be in \[0, 1\]"),
         ({"meta_basis_tasks": -1.0}, r"meta_basis_tasks must be finite and >= 0 .*got -1.0"),
@@ -70,7 +72,7 @@ def test_paper_variant_is_the_papers_practice():
         ({"epsilon": float("nan")}, "epsilon must be a finite number > 0, got nan"),
         ({"beta": float("inf")}, "beta must be a finite number >= 0 or None"),
         ({"tau": "1"}, "tau must be a finite number >= 0 or None, got '1'"),
-        ({"r": True}, r"r must be in \(0, 1\), got True"),
+        ({"r": True}, r"r must be in \(0, 1\) or None, got True"),
         ({"n_initial": True}, "n_initial must be a non-negative integer or None, got True"),
     ],
 )
