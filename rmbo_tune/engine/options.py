@@ -137,12 +137,12 @@ class MetaBOOptions:
         noise-only meta-tasks RM-GP-UCB's regret at 50 went from 0.007 to 0.015
         (``docs/benchmarks.md``, "Input warping"). None never warps (the paper).
     meta_basis_nu : float
-        Once nu is at most this (default 0.05, about the 9th evaluation), the target GP of
-        RM-GP-UCB and RM-GP-TS takes the meta-weights' mean of the meta-tasks and an
-        intercept as basis functions with N(0, 1) coefficients
-        (:mod:`~rmbo_tune.engine.meta_basis`): the target's own data decide how much of the
-        tasks' shape to keep (negative for mirror-image tasks), after nu has faded the tasks
-        out of the acquisition (RM-GP-TS samples this model). 0 never (the paper).
+        Once nu is at most this (default 0.05: about the 9th evaluation in up to six
+        dimensions, the 16th in eleven), the target GP of RM-GP-UCB and RM-GP-TS takes the
+        meta-weights' mean of the meta-tasks and an intercept as basis functions with N(0, 1)
+        coefficients (:mod:`~rmbo_tune.engine.meta_basis`): the target's own data decide how
+        much of the tasks' shape to keep (negative for mirror-image tasks), after nu has faded
+        the tasks out of the acquisition (RM-GP-TS samples this model). 0 never (the paper).
     meta_basis_tasks : float or "evidence"
         With the late basis (``meta_basis_nu``), also each task's deviation from the
         weighted mean as a basis column, the coefficients N(0, ``meta_basis_tasks`` / M):
@@ -195,10 +195,10 @@ class MetaBOOptions:
         observations than the space has dimensions is wide wherever it has not looked and
         its bound fills the space as a cold GP-UCB would. Tasks that order the target's
         observations no better than chance still make nu fall by 0.75 per observation.
-        Paired against 0.7 (RM-GP-UCB, 10 seeds, at 3 / 10): decision trees in eleven
-        columns -0.019 / -0.011, SGD (eleven) level / -0.003; nearest neighbours (nine)
-        level; logistic regression (eight) level / +0.011, two targets where nothing beats
-        chance (``docs/benchmarks.md``, "nu's decay in wide spaces").
+        Paired against 0.7 (RM-GP-UCB, at 3 / 10): decision trees in eleven columns
+        -0.016 / -0.008, SGD (eleven) level / -0.003, nearest neighbours (nine) level;
+        logistic regression (eight) level / +0.007, from two targets where no linear model
+        beats chance (``docs/benchmarks.md``, "nu's decay in wide spaces").
     epsilon : float
         See ``r`` (paper: 0.7).
     gap_aggregation : {"mean", "max"}
