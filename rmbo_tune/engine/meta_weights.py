@@ -202,7 +202,7 @@ class MetaWeightState:
 
     n_tasks: int
     eta_n: float = 1.0
-    r: float = 0.7
+    r: float = NU_DECAY_R
     epsilon: float = 0.7
     learn_weights: bool = True
     nu_floor: float = 1e-6
