@@ -39,7 +39,11 @@ Protocol
 For every target task (all of them, or ``--targets a,b``) the other tasks are the
 meta-tasks (all of them, or ``--meta-tasks N`` drawn at random, as a user with a few
 earlier experiments has): all their rows, or ``--meta-samples N`` rows per task drawn
-without replacement (seeded per target and seed, the same for every method). Each method
+without replacement (seeded per target and seed, the same for every method); with
+``--meta-search gp-ucb``, each task's rows are instead the ``--meta-samples`` configs
+(default 50) that a cold GP-UCB search of that task evaluated (seeded per task and seed),
+as the trials of an earlier model-based Tune search are: clustered where that task is good.
+Each method
 runs ``--budget`` evaluations (default 30) on the target's finite grid: the engine's
 candidates are exactly the target's configs, it never suggests a config already observed
 (the benchmark checks), and the value observed is the table's value, without extra noise.
@@ -90,7 +94,7 @@ from pathlib import Path
 from rmbo_tune.bench import report
 from rmbo_tune.bench.options import add_option_argument, parse_options, positive_int
 from rmbo_tune.bench.tabular_data import describe, load_tabular
-from rmbo_tune.bench.tabular_runs import check_run_args, run
+from rmbo_tune.bench.tabular_runs import META_SEARCHES, check_run_args, run
 from rmbo_tune.engine import METHODS
 
 __all__ = ["main"]
@@ -219,6 +223,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="meta-tasks per run, drawn at random from the other tasks for each target and "
         "seed (default: every other task)",
     )
+    p.add_argument(
+        "--meta-search",
+        choices=META_SEARCHES,
+        default="random",
+        help="how each meta-task's rows were chosen: at random (default), or the configs a "
+        "cold GP-UCB search of that task evaluated, as an earlier model-based search leaves them",
+    )
     add_option_argument(p)
     p.add_argument(
         "--processes",
@@ -283,6 +294,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         processes=a.processes,
         batch=a.batch,
         continuous=a.continuous,
+        meta_search=a.meta_search,
     )
     horizons = sorted({h for h in HORIZONS if h <= a.budget} | {a.budget})
     files = report.write_outputs(doc, a.out, horizons)

@@ -26,6 +26,8 @@ from rmbo_tune.bench.tabular_data import Array, GridInterpolation, TabularBenchm
 from rmbo_tune.engine import METHODS, MetaBO
 from rmbo_tune.engine.methods import META_METHODS
 
+META_SEARCHES = ("random", "gp-ucb")
+
 
 def _meta_tasks(
     bench: TabularBenchmark,
@@ -33,9 +35,11 @@ def _meta_tasks(
     n_samples: int | None,
     rng: np.random.Generator,
     n_tasks: int | None = None,
+    searched: Mapping[str, Array] | None = None,
 ) -> tuple[list[str], list[tuple[Array, Array]]]:
     """Names and ``(X, y)`` of the target's meta-tasks, ``y`` maximized: every other task,
-    or ``n_tasks`` of them drawn at random."""
+    or ``n_tasks`` of them drawn at random; each task's rows drawn at random, or
+    ``searched[name]`` (the rows its own search evaluated, :func:`_search_rows`)."""
     sign = 1.0 if bench.mode == "max" else -1.0
     others = [task for task in bench.tasks if task.name != target.name]
     if n_tasks is not None and n_tasks < len(others):
@@ -43,11 +47,25 @@ def _meta_tasks(
     names, tasks = [], []
     for task in others:
         rows = np.arange(len(task.X))
-        if n_samples is not None and n_samples < len(rows):
+        if searched is not None:
+            rows = np.sort(searched[task.name])
+        elif n_samples is not None and n_samples < len(rows):
             rows = np.sort(rng.choice(rows, size=n_samples, replace=False))
         names.append(task.name)
         tasks.append((task.X[rows], sign * task.values[rows]))
     return names, tasks
+
+
+def _search_rows(job: tuple) -> list[int]:
+    """The rows of task ``k`` that a cold GP-UCB search of ``n`` evaluations visits: an
+    earlier experiment as a user who searched that task with a model-based searcher has it,
+    its rows clustered where the task is good (one job of :func:`run`'s meta-task searches)."""
+    bench, k, s, n, seed = job
+    task = bench.tasks[k]
+    engine_seed = int(np.random.default_rng([seed, k, s, 1]).integers(2**31))
+    with ThreadpoolController().limit(limits=1, user_api="blas"):
+        opt = MetaBO(task.X.shape[1], (), "gp-ucb", candidates=task.X, seed=engine_seed)
+        return search(opt, task, (), mode=bench.mode, budget=min(n, len(task.X)))["configs"]
 
 
 def make_engines(
@@ -258,10 +276,11 @@ def check_run_args(
 
 def _target_runs(job: tuple) -> list[tuple[str, dict[str, Any]]]:
     """Every method's run on one target and seed (one job of :func:`run`)."""
-    bench, k, s, methods, budget, meta_samples, meta_tasks, seed, options, batch, cont = job
+    bench, k, s, methods, budget, meta_samples, meta_tasks, seed, options, batch, cont = job[:11]
+    searched = job[11] if len(job) > 11 else None
     target = bench.tasks[k]
     rng = np.random.default_rng([seed, k, s])
-    meta_names, meta = _meta_tasks(bench, target, meta_samples, rng, meta_tasks)
+    meta_names, meta = _meta_tasks(bench, target, meta_samples, rng, meta_tasks, searched)
     engine_seed = int(rng.integers(2**31))
     out = []
     # One BLAS thread, as in the searcher: on two cores, threaded BLAS made the meta-GP fits
@@ -295,6 +314,7 @@ def run(
     processes: int = 1,
     batch: int = 1,
     continuous: bool = False,
+    meta_search: str = "random",
 ) -> dict[str, Any]:
     """Leave-one-task-out benchmark; returns a :mod:`~rmbo_tune.bench.report` document.
 
@@ -332,6 +352,12 @@ def run(
         Search the whole cube instead of the grid, the values between configs interpolated
         (:class:`~rmbo_tune.bench.tabular_data.GridInterpolation`; every target's configs
         must form a grid).
+    meta_search : {"random", "gp-ucb"}
+        How each meta-task's rows were chosen: ``meta_samples`` at random (the paper's
+        protocol), or the ``meta_samples`` (default 50) configs a cold GP-UCB search of that
+        task evaluated, as the trials of an earlier model-based Tune search are: clustered
+        where the task is good, few where it is bad. A task's search depends on the task and
+        the seed only (not on the target), and runs with the engine's GP-UCB defaults.
 
     Returns
     -------
@@ -347,6 +373,8 @@ def run(
         raise ValueError(f"processes must be a positive integer, got {processes!r}")
     if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
         raise ValueError(f"batch must be a positive integer, got {batch!r}")
+    if meta_search not in META_SEARCHES:
+        raise ValueError(f"meta_search must be one of {META_SEARCHES}, got {meta_search!r}")
     names = [t.name for t in bench.tasks]
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
     if continuous:
@@ -358,10 +386,24 @@ def run(
         for name, s in itertools.product(chosen, range(n_seeds))
     ]
     with contextlib.ExitStack() as stack:
-        if processes == 1:
-            done: Iterable[list[tuple[str, dict[str, Any]]]] = map(_target_runs, jobs)
-        else:  # results come back in job order, so the document does not depend on it
+        pool = None
+        if processes > 1:  # results come back in job order, so the document does not depend on it
             pool = stack.enter_context(get_context("spawn").Pool(min(processes, len(jobs))))
+        if meta_search == "gp-ucb":
+            n = 50 if meta_samples is None else meta_samples
+            keys = list(itertools.product(range(len(names)), range(n_seeds)))
+            hjobs = [(bench, k, s, n, seed) for k, s in keys]
+            rows = pool.map(_search_rows, hjobs) if pool else list(map(_search_rows, hjobs))
+            found = dict(zip(keys, rows, strict=True))
+            jobs = [
+                (*job, {names[k]: np.asarray(found[k, job[2]]) for k in range(len(names))})
+                for job in jobs
+            ]
+            if progress is not None:
+                progress(f"meta-tasks: {len(hjobs)} GP-UCB searches of {n} evaluations")
+        if pool is None:
+            done: Iterable[list[tuple[str, dict[str, Any]]]] = map(_target_runs, jobs)
+        else:
             done = pool.imap(_target_runs, jobs)
         for records in done:
             for method, rec in records:
@@ -387,6 +429,7 @@ def run(
             "seed": seed,
             "meta_samples": meta_samples,
             "meta_tasks": meta_tasks,
+            "meta_search": meta_search,
             "batch": batch,
             "continuous": bool(continuous),
             "methods": list(methods),

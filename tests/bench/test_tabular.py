@@ -21,6 +21,7 @@ def test_main_writes_the_report(grid: Path, tmp_path: Path, capsys) -> None:
     out = tmp_path / "out"
     args = ["--data", str(grid), "--metric", "loss", "--mode", "min", "--budget", "3"]
     args += ["--seeds", "2", "--targets", "target", "--methods", "rm-gp-ucb,random"]
+    args += ["--meta-search", "gp-ucb"]
     tabular.main([*args, "--meta-samples", "30", "--batch", "2", "--out", str(out)])
     assert {p.name for p in out.iterdir()} >= {
         "results.json",
@@ -30,7 +31,7 @@ def test_main_writes_the_report(grid: Path, tmp_path: Path, capsys) -> None:
     }
     doc = json.loads((out / "results.json").read_text())
     assert doc["task"] == "tabular" and doc["mode"] == "min" and doc["budget"] == 3
-    assert doc["settings"]["batch"] == 2
+    assert doc["settings"]["batch"] == 2 and doc["settings"]["meta_search"] == "gp-ucb"
     rec = doc["runs"]["rm-gp-ucb"][1]
     assert (rec["target"], rec["seed"], len(rec["values"]), len(rec["seconds"])) == (
         "target",
@@ -55,6 +56,7 @@ def test_cli_errors_are_usage_errors(grid: Path, capsys) -> None:
         (["--metric", "acc"], "has no metric column 'acc'"),
         (["--option", "beta_scale=-1"], "beta_scale"),
         (["--batch", "0"], "--batch"),
+        (["--meta-search", "tpe"], "--meta-search"),
     ]:
         with pytest.raises(SystemExit):
             tabular.main([*args, *extra])

@@ -125,6 +125,32 @@ def test_a_run_can_draw_a_few_meta_tasks_per_target_and_seed(grid: Path) -> None
             tabular_runs.run(bench, **kwargs, meta_tasks=bad)
 
 
+def test_meta_tasks_can_be_the_rows_of_earlier_gp_ucb_searches(grid: Path) -> None:
+    bench = load_tabular(grid, mode="min", metric="loss")
+    names = [t.name for t in bench.tasks]
+    far = bench.task("far")
+    rows = tabular_runs._search_rows((bench, names.index("far"), 0, 15, 0))
+    assert rows == tabular_runs._search_rows((bench, names.index("far"), 0, 15, 0))
+    assert len(set(rows)) == 15
+    # A search's rows cluster where its task is good, unlike a random draw of its configs.
+    assert np.median(far.values[rows]) < np.quantile(far.values, 0.25)
+    searched = {name: np.arange(i, i + 5) for i, name in enumerate(names)}
+    meta_names, meta = tabular_runs._meta_tasks(
+        bench, bench.task("target"), 20, np.random.default_rng(0), searched=searched
+    )
+    assert meta_names == ["far", "near1", "near2"]
+    for name, (X, y) in zip(meta_names, meta, strict=True):
+        task = bench.task(name)
+        np.testing.assert_array_equal(X, task.X[searched[name]])
+        np.testing.assert_array_equal(y, -task.values[searched[name]])  # min: y = -loss
+    kwargs = dict(methods=["rm-gp-ucb"], budget=3, n_seeds=1, targets=["near1"], meta_samples=10)
+    doc = tabular_runs.run(bench, **kwargs, meta_search="gp-ucb")
+    assert doc["settings"]["meta_search"] == "gp-ucb"
+    assert len(doc["runs"]["rm-gp-ucb"]) == 1
+    with pytest.raises(ValueError, match=r"meta_search must be one of .*got 'tpe'"):
+        tabular_runs.run(bench, **kwargs, meta_search="tpe")
+
+
 def test_a_continuous_search_reads_the_interpolated_table(grid: Path) -> None:
     bench = load_tabular(grid, mode="min", metric="loss")
     target = bench.task("near1")
