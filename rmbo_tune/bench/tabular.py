@@ -43,8 +43,7 @@ without replacement (seeded per target and seed, the same for every method); wit
 ``--meta-search gp-ucb``, each task's rows are instead the ``--meta-samples`` configs
 (default 50) that a cold GP-UCB search of that task evaluated (seeded per task and seed),
 as the trials of an earlier model-based Tune search are: clustered where that task is good.
-Each method
-runs ``--budget`` evaluations (default 30) on the target's finite grid: the engine's
+Each method runs ``--budget`` evaluations (default 30) on the target's finite grid: the engine's
 candidates are exactly the target's configs, it never suggests a config already observed
 (the benchmark checks), and the value observed is the table's value, without extra noise.
 Runs use ``--seeds`` seeds (default 5). Simple regret is measured against the best value of

@@ -277,7 +277,7 @@ def check_run_args(
 def _target_runs(job: tuple) -> list[tuple[str, dict[str, Any]]]:
     """Every method's run on one target and seed (one job of :func:`run`)."""
     bench, k, s, methods, budget, meta_samples, meta_tasks, seed, options, batch, cont = job[:11]
-    searched = job[11] if len(job) > 11 else None
+    searched = job[11]  # this seed's searched rows per task, or None for random rows
     target = bench.tasks[k]
     rng = np.random.default_rng([seed, k, s])
     meta_names, meta = _meta_tasks(bench, target, meta_samples, rng, meta_tasks, searched)
@@ -380,27 +380,27 @@ def run(
     if continuous:
         for name in chosen:  # raises early for a target that is not a grid
             GridInterpolation(bench.task(name), bench.encoding)
-    rest = (seed, options, batch, bool(continuous))
-    jobs = [
-        (bench, names.index(name), s, list(methods), budget, meta_samples, meta_tasks, *rest)
-        for name, s in itertools.product(chosen, range(n_seeds))
-    ]
+    rest = (meta_samples, meta_tasks, seed, options, batch, bool(continuous))
+    pairs = list(itertools.product(chosen, range(n_seeds)))
     with contextlib.ExitStack() as stack:
         pool = None
         if processes > 1:  # results come back in job order, so the document does not depend on it
-            pool = stack.enter_context(get_context("spawn").Pool(min(processes, len(jobs))))
+            pool = stack.enter_context(get_context("spawn").Pool(min(processes, len(pairs))))
+        # Seed -> each task's rows from its own search, shared by every target of that seed.
+        searched: dict[int, dict[str, Array]] = {}
         if meta_search == "gp-ucb":
             n = 50 if meta_samples is None else meta_samples
             keys = list(itertools.product(range(len(names)), range(n_seeds)))
             hjobs = [(bench, k, s, n, seed) for k, s in keys]
             rows = pool.map(_search_rows, hjobs) if pool else list(map(_search_rows, hjobs))
-            found = dict(zip(keys, rows, strict=True))
-            jobs = [
-                (*job, {names[k]: np.asarray(found[k, job[2]]) for k in range(len(names))})
-                for job in jobs
-            ]
+            for (k, s), r in zip(keys, rows, strict=True):
+                searched.setdefault(s, {})[names[k]] = np.asarray(r)
             if progress is not None:
                 progress(f"meta-tasks: {len(hjobs)} GP-UCB searches of {n} evaluations")
+        jobs = [
+            (bench, names.index(name), s, list(methods), budget, *rest, searched.get(s))
+            for name, s in pairs
+        ]
         if pool is None:
             done: Iterable[list[tuple[str, dict[str, Any]]]] = map(_target_runs, jobs)
         else:
