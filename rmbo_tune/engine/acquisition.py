@@ -11,8 +11,9 @@ nu, beta, tau
 
 RM-GP-UCB (paper eq. 2):
     ``a(x) = nu sum_i w_i (mu_i + tau sigma_i) + (1 - nu)(mu_t + beta sigma_t)``
-    or, by default, ``nu (sum_i w_i mu_i + s_c) + (1 - nu)(mu_t + beta sigma_t)`` with the
-    committee's standard deviation ``s_c`` (:func:`committee_std`).
+    or ``nu (sum_i w_i mu_i + s_c) + (1 - nu)(mu_t + beta sigma_t)`` with the
+    committee's standard deviation ``s_c`` (:func:`committee_std`); in TAF's form (option
+    ``meta_term="taf"``) ``nu sum_i w_i max(0, mu_i - inc_i) + (1 - nu) EI_t(x)``.
 RM-GP-TS (paper eq. 3): with probability ``1 - nu`` maximize ``f ~ GP(mu_t, beta^2 sigma_t^2)``,
     otherwise ``sum_i w_i f_i`` with ``f_i ~ GP(mu_i, tau^2 sigma_i^2)``.
 
@@ -127,6 +128,15 @@ class UCB:
         return mu + self.beta * sigma, dmu + self.beta * dsigma
 
 
+def expected_improvement(mu: Array, sigma: Array, best: float) -> tuple[Array, Array, Array]:
+    """Expected improvement over ``best`` of ``N(mu, sigma^2)``, and its partial derivatives
+    in ``mu`` and ``sigma``."""
+    s = np.maximum(sigma, 1e-12)
+    z = (mu - best) / s
+    cdf, pdf = stats.norm.cdf(z), stats.norm.pdf(z)
+    return (mu - best) * cdf + s * pdf, cdf, pdf
+
+
 def weighted_improvement(weights: Array, mu: Array, incumbents: Array) -> Array:
     """``sum_i w_i max(0, mu_i - incumbents_i)`` for task means ``mu`` (M, n): each task's
     predicted improvement over its incumbent, weighted (TAF's meta term)."""
@@ -227,8 +237,10 @@ class RMUCB:
     ``sum_i w_i (mu_i + tau sigma_i)`` (the paper: ``tau = 1``); with ``tau=None`` it is the
     weighted mean of the tasks' means plus the committee's standard deviation
     (:func:`committee_std`; ``target_var`` is the target GP's prior variance). With
-    ``incumbents`` (option ``meta_term="improvement"``) it is each task's predicted
-    improvement over its incumbent, ``sum_i w_i max(0, mu_i(x) - incumbents_i)``.
+    ``incumbents`` (option ``meta_term="improvement"`` or ``"taf"``) it is each task's
+    predicted improvement over its incumbent, ``sum_i w_i max(0, mu_i(x) - incumbents_i)``.
+    With ``best_y`` (``meta_term="taf"``) the target's term is its expected improvement
+    over ``best_y`` instead of its upper bound, as in TAF.
     """
 
     def __init__(
@@ -242,14 +254,18 @@ class RMUCB:
         cache: MetaCache | None,
         incumbents: Array | None = None,
         target_var: float = 1.0,
+        best_y: float | None = None,
     ) -> None:
         self.ucb = UCB(target, beta)
         self.meta, self.weights, self.nu, self.tau, self.cache = meta, weights, nu, tau, cache
-        self.incumbents, self.target_var = incumbents, target_var
+        self.incumbents, self.target_var, self.best_y = incumbents, target_var, best_y
 
     def values(self, X: Array, fixed: bool = False) -> Array:
         mu_t, sigma_t = target_predictions(self.ucb.target, X, fixed)
-        out = (1.0 - self.nu) * (mu_t + self.ucb.beta * sigma_t)
+        if self.best_y is None:
+            out = (1.0 - self.nu) * (mu_t + self.ucb.beta * sigma_t)
+        else:
+            out = (1.0 - self.nu) * expected_improvement(mu_t, sigma_t, self.best_y)[0]
         if self.nu > 0.0:
             mu, sigma = meta_predictions(self.meta, self.cache, X, fixed)
             if self.incumbents is not None:
@@ -266,7 +282,13 @@ class RMUCB:
     def value_and_grad(self, x: Array) -> tuple[float, Array]:
         mu_t, sigma_t, dmu_t, dsigma_t = self.ucb.target.predict_with_grad(x)
         beta, keep = self.ucb.beta, 1.0 - self.nu
-        val, grad = keep * (mu_t + beta * sigma_t), keep * (dmu_t + beta * dsigma_t)
+        if self.best_y is None:
+            val, grad = keep * (mu_t + beta * sigma_t), keep * (dmu_t + beta * dsigma_t)
+        else:
+            ei, d_mu, d_sigma = expected_improvement(
+                np.array([mu_t]), np.array([sigma_t]), self.best_y
+            )
+            val, grad = keep * float(ei[0]), keep * (d_mu[0] * dmu_t + d_sigma[0] * dsigma_t)
         if self.nu > 0.0:
             mu, sigma, dmu, dsigma = self.meta.predict_with_grad(x)
             if self.incumbents is not None:

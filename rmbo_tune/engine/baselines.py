@@ -25,10 +25,15 @@ meta-task's predicted incumbent, and Epanechnikov weights
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from rmbo_tune.engine import acquisition as acq
-from rmbo_tune.engine.acquisition import MetaCache, MetaModels, Model, meta_predictions
+from rmbo_tune.engine.acquisition import (
+    MetaCache,
+    MetaModels,
+    Model,
+    expected_improvement,
+    meta_predictions,
+)
 from rmbo_tune.engine.gp import GaussianProcess, safe_cholesky
 from rmbo_tune.engine.types import Array
 
@@ -134,14 +139,6 @@ def taf_weights(meta_mu_at_t: Array, y_t: Array, *, bandwidth: float) -> Array:
         return np.full(M, 0.75)
     xi = ranking_losses(meta_mu_at_t, y_t) / (T * (T - 1) / 2)
     return np.where(xi < bandwidth, 0.75 * (1.0 - (xi / bandwidth) ** 2), 0.0)
-
-
-def expected_improvement(mu: Array, sigma: Array, best: float) -> tuple[Array, Array, Array]:
-    """EI and its partial derivatives in ``mu`` and ``sigma``."""
-    s = np.maximum(sigma, 1e-12)
-    z = (mu - best) / s
-    cdf, pdf = stats.norm.cdf(z), stats.norm.pdf(z)
-    return (mu - best) * cdf + s * pdf, cdf, pdf
 
 
 class TAF:

@@ -25,10 +25,12 @@ from rmbo_tune.engine import candidates as cand
 from rmbo_tune.engine import state
 from rmbo_tune.engine.gp import GPHyperparameters
 from rmbo_tune.engine.meta_models import (
+    SEARCHED_CROWDING,
     TASK_WARP_PRIOR_SCALE,
     WARP_STREAM,
     fit_meta_models,
     fit_task_warps,
+    searched_score,
 )
 from rmbo_tune.engine.meta_weights import (
     MetaWeightState,
@@ -148,6 +150,11 @@ class MetaBO:
             tasks, hypers = [], []  # gp-ucb and random ignore meta-tasks: skip fitting them
         self._uses_meta = len(tasks) > 0
         self._meta_data = tasks
+        # meta_term="auto": TAF's form when the tasks' rows look like a search's trials.
+        self.searched_score = searched_score(tasks)
+        self.meta_term = opt.meta_term
+        if opt.meta_term == "auto":
+            self.meta_term = "taf" if self.searched_score >= SEARCHED_CROWDING else "mean"
         prior = LogNormalPrior.default(dim) if opt.hyper_prior else None
         self.meta, self._meta_hypers, meta_scale = fit_meta_models(
             tasks, list(hypers), opt, rng, prior
@@ -507,6 +514,7 @@ class MetaBO:
             meta_cache=self._meta_cache_get,
             meta_sample=self._meta_sample,
             record=record,
+            meta_term=self.meta_term,
         )
 
     def _probe_due(self) -> str | None:

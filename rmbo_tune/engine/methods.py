@@ -64,6 +64,9 @@ class Context:
         What a builder computes once per ``ask`` whatever ``beta`` is (RM-GP-UCB's late
         target), shared with the copies that a repeat escalation makes with a larger
         ``beta`` (``dataclasses.replace`` passes the same dict).
+    meta_term : str
+        RM-GP-UCB's meta term, option ``meta_term`` with "auto" resolved ("mean",
+        "improvement" or "taf").
     """
 
     t: int
@@ -84,6 +87,7 @@ class Context:
     record: dict[str, Any]
     escalation: float = 1.0
     memo: dict[str, Any] = field(default_factory=dict)
+    meta_term: str = "mean"
 
 
 Builder = Callable[[Context], acq.Acquisition]
@@ -149,9 +153,11 @@ def _rm_gp_ucb(c: Context) -> acq.Acquisition:
     if c.nu == 0.0:
         return _gp_ucb(replace(c, target=target))
     c.record["branch"] = "combined"
-    incumbents = None
-    if c.options.meta_term == "improvement" and c.t > 0:
+    incumbents, best_y = None, None
+    if c.meta_term in ("improvement", "taf") and c.t > 0:
         incumbents = c.meta.predict(c.X)[0].max(1)  # TAF-R's incumbents, as in _taf
+        if c.meta_term == "taf" and c.nu > c.options.meta_basis_nu:
+            best_y = float(c.y.max())  # TAF's target term, the expected improvement
     # The committee's prior: the target GP's own kernel variance, on the engine's scale.
     target_var = c.gp.scale**2 * c.gp.gp.hyper.signal_var
     return acq.RMUCB(
@@ -164,6 +170,7 @@ def _rm_gp_ucb(c: Context) -> acq.Acquisition:
         c.meta_cache(),
         incumbents,
         target_var=target_var,
+        best_y=best_y,
     )
 
 
