@@ -402,6 +402,14 @@ class RMBOSearcher(Searcher):
         self._engine = MetaBO(
             space.dim, meta, self._method, seed=self._seed, project=space.project, **options
         )
+        auto = self._options.meta_term == "auto" and self._method == "rm-gp-ucb"
+        if auto and self._engine.meta_term == "taf":
+            logger.info(
+                "RMBOSearcher: the earlier experiments' trials look like a search's "
+                "(crowding correlation %.2f), so the first suggestions take TAF's form "
+                "(meta_term='taf'; pass meta_term='mean' for eq. 2 of the paper)",
+                self._engine.searched_score,
+            )
         if self._rewards is not None:
             for point, reward in zip(self._points, self._rewards, strict=True):
                 self._engine.tell(self._encode_point(point), self._sign * reward)

@@ -543,3 +543,24 @@ def test_a_finished_trial_it_never_suggested_is_adopted_from_its_config():
     searcher.on_trial_complete("outside", {"loss": 0.0, "config": {"x": 7.0, "n": 2}})
     searcher.on_trial_complete("no-config", {"loss": 0.0})
     assert len(searcher.engine.y) == 2 and len(searcher.engine.pending) == 0
+
+
+def test_earlier_searches_are_named_in_the_log_and_take_tafs_form(caplog):
+    from tests.engine.test_meta_models import _bowl, searched_rows
+
+    rng = np.random.default_rng(0)
+
+    def task(X):
+        return [{"x": float(a), "y": float(b)} for a, b in X], list(_bowl(X))
+
+    searched = [task(searched_rows(rng, n=40, dim=2)) for _ in range(3)]
+    with caplog.at_level("INFO", logger="rmbo_tune.searcher"):
+        s = RMBOSearcher(space=SPACE, metric="v", mode="max", meta_tasks=searched, seed=0)
+        s.suggest("t0")
+    assert s.engine.meta_term == "taf" and "look like a search's" in caplog.text
+    caplog.clear()
+    sampled = [task(rng.random((40, 2))) for _ in range(3)]
+    with caplog.at_level("INFO", logger="rmbo_tune.searcher"):
+        s = RMBOSearcher(space=SPACE, metric="v", mode="max", meta_tasks=sampled, seed=0)
+        s.suggest("t0")
+    assert s.engine.meta_term == "mean" and "look like a search's" not in caplog.text

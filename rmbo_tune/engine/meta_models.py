@@ -64,9 +64,13 @@ TASK_WARP_PRIOR_SCALE = 0.05
 # model-based search evaluates more where the task is good. The median of that Spearman
 # correlation over the tasks, at 50 rows a task, was -0.03 to 0.24 for random rows and 0.52
 # to 0.72 for the rows of GP-UCB searches on every shipped tabular grid
-# (docs/benchmarks.md, "Earlier tasks that were searched").
+# (docs/benchmarks.md, "Earlier tasks that were searched"). A task of fewer than
+# SEARCH_MIN_ROWS rows is not counted: the correlation's standard error over n rows is
+# about 1 / sqrt(n - 1), 0.33 at 10, so 0.4 would not tell a search from chance there, and a
+# search of a few trials has hardly begun to return to where it did well.
 CROWDING_NEIGHBOURS = 5
 SEARCHED_CROWDING = 0.4
+SEARCH_MIN_ROWS = 20
 
 
 def crowding_correlation(X: Array, y: Array, k: int = CROWDING_NEIGHBOURS) -> float:
@@ -85,10 +89,10 @@ def crowding_correlation(X: Array, y: Array, k: int = CROWDING_NEIGHBOURS) -> fl
 
 
 def searched_score(tasks: list[tuple[Array, Array]]) -> float:
-    """The median of :func:`crowding_correlation` over the meta-tasks (0 without any)."""
-    if not tasks:
-        return 0.0
-    return float(np.median([crowding_correlation(X, y) for X, y in tasks]))
+    """The median of :func:`crowding_correlation` over the meta-tasks of at least
+    ``SEARCH_MIN_ROWS`` rows (0 without any)."""
+    scores = [crowding_correlation(X, y) for X, y in tasks if len(y) >= SEARCH_MIN_ROWS]
+    return float(np.median(scores)) if scores else 0.0
 
 
 class MetaTaskModels:

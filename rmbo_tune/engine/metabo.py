@@ -150,11 +150,6 @@ class MetaBO:
             tasks, hypers = [], []  # gp-ucb and random ignore meta-tasks: skip fitting them
         self._uses_meta = len(tasks) > 0
         self._meta_data = tasks
-        # meta_term="auto": TAF's form when the tasks' rows look like a search's trials.
-        self.searched_score = searched_score(tasks)
-        self.meta_term = opt.meta_term
-        if opt.meta_term == "auto":
-            self.meta_term = "taf" if self.searched_score >= SEARCHED_CROWDING else "mean"
         prior = LogNormalPrior.default(dim) if opt.hyper_prior else None
         self.meta, self._meta_hypers, meta_scale = fit_meta_models(
             tasks, list(hypers), opt, rng, prior
@@ -202,6 +197,7 @@ class MetaBO:
         self._pending: list[Array] = []
         self._excluded: list[Array] = []  # dropped before full evaluation: not suggested again
         self._online: dict[str, OnlineTask] = {}
+        self.resolve_meta_term()
         self._dirty: set[int] = set()  # online meta-tasks changed since their GPs were built
         self.n_failed = 0
         self.history: list[dict] = []
@@ -300,12 +296,24 @@ class MetaBO:
             return prior
         return prior.centred_warp(warp, TASK_WARP_PRIOR_SCALE)
 
+    def _given_tasks(self) -> int:
+        """How many meta-tasks were given at construction: those added online follow them
+        (a restored engine's meta-tasks include them)."""
+        return min((t.index for t in self._online.values()), default=len(self._meta_data))
+
+    def resolve_meta_term(self) -> None:
+        """Set :attr:`meta_term`, option ``meta_term`` with "auto" resolved: "taf" when the
+        meta-tasks given at construction look like a search's trials
+        (:attr:`searched_score` at least ``SEARCHED_CROWDING``), else "mean"."""
+        self.searched_score = searched_score(self._meta_data[: self._given_tasks()])
+        self.meta_term = self.options.meta_term
+        if self.meta_term == "auto":
+            self.meta_term = "taf" if self.searched_score >= SEARCHED_CROWDING else "mean"
+
     def _fit_task_warp(self) -> None:
         if self._warp_prior is None or self.task_warp is not None:
             return
-        # The tasks given at construction, not those added online (which follow them, and
-        # which a restored engine's meta-tasks include).
-        given = min((t.index for t in self._online.values()), default=len(self._meta_data))
+        given = self._given_tasks()
         if given == 0:  # only online tasks: as without meta-tasks, no warp
             self._warp_prior = None
             return

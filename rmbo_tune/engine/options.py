@@ -197,8 +197,8 @@ class MetaBOOptions:
         the search where a cold GP-UCB would.
         "auto" (default): "taf" when the earlier tasks' rows look like the trials of a
         model-based search, whose values rise with how crowded their neighbourhood is
-        (median over the tasks of that Spearman correlation at least 0.4,
-        :func:`~rmbo_tune.engine.meta_models.searched_score`), else "mean". With searched
+        (median over the tasks of at least 20 rows of that Spearman correlation at least
+        0.4, :func:`~rmbo_tune.engine.meta_models.searched_score`), else "mean". With searched
         tasks (paired against "mean", at 3 / 5): SVM -0.015 ± 0.008 / -0.010 ± 0.007,
         nearest neighbours -0.040 ± 0.029 / -0.034 ± 0.026, logistic regression -0.009 ±
         0.005 / -0.006 ± 0.003, RBF SVMs -0.011 ± 0.008 / -0.003 ± 0.004; decision trees

@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+from scipy import integrate, stats
 
 from rmbo_tune.engine import acquisition as acq
 from rmbo_tune.engine.gp import GPHyperparameters, ScaledGP
@@ -103,6 +104,38 @@ def test_rm_ucb_with_incumbents_counts_each_tasks_improvement_only(rng):
     )
 
 
+def test_expected_improvement_matches_its_definition():
+    ei, dmu, ds = acq.expected_improvement(np.array([0.0, 0.3]), np.array([1.0, 0.5]), 0.0)
+    assert ei[0] == pytest.approx(1 / np.sqrt(2 * np.pi))
+    assert dmu[0] == pytest.approx(0.5) and ds[0] == pytest.approx(1 / np.sqrt(2 * np.pi))
+    integral = integrate.quad(lambda f: f * stats.norm.pdf(f, 0.3, 0.5), 0.0, np.inf)[0]
+    assert ei[1] == pytest.approx(integral, rel=1e-8)
+
+
+def test_rm_ucb_in_tafs_form_weighs_the_targets_expected_improvement(rng):
+    X = rng.random((6, 2))
+    w, nu, inc, best = np.array([0.3, 0.7]), 0.4, np.array([1.0, -0.5]), 0.6
+    a = acq.RMUCB(FakeModel(), 2.0, FakeMeta(), w, nu, None, None, incumbents=inc, best_y=best)
+    gain = 0.3 * np.maximum(2 * X[:, 0] - 1.0, 0) + 0.7 * np.maximum(-X[:, 1] + 0.5, 0)
+    ei = acq.expected_improvement(X[:, 0], 1 + X[:, 1], best)[0]
+    np.testing.assert_allclose(a.values(X), nu * gain + (1 - nu) * ei)
+    # Where no task expects a gain only the target's expected improvement counts; beta,
+    # the bound's multiplier, plays no part.
+    x = np.array([0.0, 0.75])
+    assert a.values(x[None])[0] == pytest.approx((1 - nu) * ei_at(0.0, 1.75, best))
+    x = np.array([0.8, 0.2])
+    val, grad = a.value_and_grad(x)
+    assert val == pytest.approx(a.values(x[None])[0])
+    np.testing.assert_allclose(
+        grad, finite_difference(lambda v: a.values(v[None])[0], x), atol=1e-7
+    )
+
+
+def ei_at(mu, sigma, best):
+    z = (mu - best) / sigma
+    return (mu - best) * stats.norm.cdf(z) + sigma * stats.norm.pdf(z)
+
+
 def test_smoothed_improvement_runs_from_the_clipped_gain_to_half_the_weighted_difference(rng):
     w, mu, inc = np.array([0.3, 0.7]), rng.normal(size=(2, 9)), np.array([0.2, -0.1])
     d = mu - inc[:, None]
@@ -153,6 +186,17 @@ def test_every_acquisition_gradient_matches_finite_differences(rng):
         acq.UCB(target, 1.3),
         acq.RMUCB(target, 1.3, stack, np.array([0.2, 0.8]), 0.6, 1.0, None),
         acq.RMUCB(target, 1.3, stack, np.array([0.2, 0.8]), 0.6, None, None, target_var=1.5),
+        acq.RMUCB(
+            target,
+            1.3,
+            stack,
+            np.array([0.2, 0.8]),
+            0.6,
+            None,
+            None,
+            incumbents=np.array([-2.0, -1.0]),
+            best_y=0.2,
+        ),
         acq.SampledFunction(tpost, tpost.sample_weights(rng)[0]),
         acq.WeightedMetaSample(posts, ws, np.array([0.4, 0.6]), None),
         acq.Penalized(acq.UCB(target, 1.3), rng.random((2, 2)), np.array([0.1, 0.2]), 3.0),

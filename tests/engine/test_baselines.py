@@ -4,7 +4,6 @@ import pytest
 from rmbo_tune.engine.baselines import (
     RGPE,
     TAF,
-    expected_improvement,
     ranking_losses,
     rgpe_weights,
     taf_weights,
@@ -46,12 +45,6 @@ def test_taf_weights_use_ranking_discordance():
     mu = np.stack([y, -y, np.array([1.0, 2.0, 4.0, 3.0])])
     w = taf_weights(mu, y, bandwidth=0.5)
     assert w[0] == 0.75 and w[1] == 0.0 and 0 < w[2] < 0.75
-
-
-def test_expected_improvement_matches_its_definition():
-    ei, dmu, _ds = expected_improvement(np.array([0.0]), np.array([1.0]), 0.0)
-    assert ei[0] == pytest.approx(1 / np.sqrt(2 * np.pi))
-    assert dmu[0] == pytest.approx(0.5)
 
 
 def test_baseline_gradients_match_finite_differences(rng):

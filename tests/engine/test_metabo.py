@@ -575,6 +575,38 @@ def test_paper_variant_sets_the_papers_options_unless_given():
     assert opt.options.beta_scale == 0.5
 
 
+def test_the_automatic_meta_term_takes_tafs_form_for_searched_tasks_only():
+    from tests.engine.test_meta_models import _bowl, searched_rows
+
+    rng = np.random.default_rng(3)
+    random_tasks = [(X, _bowl(X)) for X in rng.random((4, 50, 3))]
+    searched = [(X, _bowl(X)) for X in (searched_rows(rng) for _ in range(4))]
+    assert MetaBO(3, random_tasks, seed=0).meta_term == "mean"
+    opt = MetaBO(3, searched, seed=0)
+    assert opt.meta_term == "taf" and opt.searched_score >= 0.4
+    assert MetaBO(3, searched, seed=0, meta_term="mean").meta_term == "mean"
+    assert MetaBO(3, searched, seed=0, variant="paper").meta_term == "mean"
+    assert MetaBO(3, [], seed=0).meta_term == "mean"
+
+
+def test_a_restored_engine_keeps_tafs_form_and_continues_identically():
+    from tests.engine.test_meta_models import _bowl, searched_rows
+
+    rng = np.random.default_rng(4)
+    opt = MetaBO(3, [(X, _bowl(X)) for X in (searched_rows(rng) for _ in range(3))], seed=0)
+    for _ in range(3):
+        x = opt.ask()
+        opt.tell(x, float(_bowl(x[None])[0]))
+    twin = MetaBO.from_state_dict(json.loads(json.dumps(opt.state_dict())))
+    assert twin.meta_term == "taf" and twin.searched_score == opt.searched_score
+    for _ in range(3):
+        a, b = opt.ask(), twin.ask()
+        np.testing.assert_array_equal(a, b)
+        y = float(_bowl(a[None])[0])
+        opt.tell(a, y)
+        twin.tell(b, y)
+
+
 def test_state_of_version_1_loads_with_that_engines_options():
     X = np.random.default_rng(0).random((10, 2))
     opt = MetaBO(

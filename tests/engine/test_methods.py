@@ -107,6 +107,21 @@ def test_the_improvement_meta_term_measures_each_task_from_its_incumbent() -> No
     assert first.incumbents is None  # nothing observed yet: the mean
 
 
+def test_tafs_form_weighs_the_targets_expected_improvement_until_nu_reaches_meta_basis_nu():
+    context = _mirror_context(n=2, meta_term="taf", probe=False)
+    assert context.nu > context.options.meta_basis_nu
+    a = methods.REGISTRY["rm-gp-ucb"].build(context)
+    assert isinstance(a, acquisition.RMUCB)
+    assert a.best_y == pytest.approx(float(context.y.max()))
+    np.testing.assert_allclose(a.incumbents, context.meta.predict(context.X)[0].max(1))
+    late = _mirror_context(n=2, meta_term="taf", probe=False, meta_basis_nu=0.6)
+    assert 0.0 < late.nu <= 0.6
+    b = methods.REGISTRY["rm-gp-ucb"].build(late)
+    assert b.best_y is None and b.incumbents is not None  # the target's bound again
+    first = methods.REGISTRY["rm-gp-ucb"].build(_mirror_context(n=0, meta_term="taf"))
+    assert first.best_y is None and first.incumbents is None  # nothing observed: eq. 2
+
+
 def test_rm_gp_ucb_adds_the_committees_spread_by_default_and_the_tasks_bounds_with_tau() -> None:
     context = _mirror_context(n=2, probe=False)
     default = methods.REGISTRY["rm-gp-ucb"].build(context)
