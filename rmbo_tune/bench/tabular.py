@@ -42,7 +42,8 @@ earlier experiments has): all their rows, or ``--meta-samples N`` rows per task 
 without replacement (seeded per target and seed, the same for every method); with
 ``--meta-search gp-ucb``, each task's rows are instead the ``--meta-samples`` configs
 (default 50) that a cold GP-UCB search of that task evaluated (seeded per task and seed),
-as the trials of an earlier model-based Tune search are: clustered where that task is good.
+as the trials of an earlier model-based Tune search are: clustered where that task is good;
+with ``--meta-search tpe``, those of an Optuna TPE search.
 Each method runs ``--budget`` evaluations (default 30) on the target's finite grid: the engine's
 candidates are exactly the target's configs, it never suggests a config already observed
 (the benchmark checks), and the value observed is the table's value, without extra noise.
@@ -227,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         choices=META_SEARCHES,
         default="random",
         help="how each meta-task's rows were chosen: at random (default), or the configs a "
-        "cold GP-UCB search of that task evaluated, as an earlier model-based search leaves them",
+        "cold GP-UCB or TPE search of that task evaluated, as an earlier search leaves them",
     )
     add_option_argument(p)
     p.add_argument(

@@ -26,7 +26,7 @@ from rmbo_tune.bench.tabular_data import Array, GridInterpolation, TabularBenchm
 from rmbo_tune.engine import METHODS, MetaBO
 from rmbo_tune.engine.methods import META_METHODS
 
-META_SEARCHES = ("random", "gp-ucb")
+META_SEARCHES = ("random", "gp-ucb", "tpe")
 
 
 def _meta_tasks(
@@ -66,6 +66,34 @@ def _search_rows(job: tuple) -> list[int]:
     with ThreadpoolController().limit(limits=1, user_api="blas"):
         opt = MetaBO(task.X.shape[1], (), "gp-ucb", candidates=task.X, seed=engine_seed)
         return search(opt, task, (), mode=bench.mode, budget=min(n, len(task.X)))["configs"]
+
+
+def _tpe_rows(job: tuple) -> list[int]:
+    """The rows of task ``k`` that a TPE search of ``n`` evaluations visits (Optuna's
+    ``TPESampler``, its defaults: 10 random trials, then the model): each proposal in the
+    unit cube is snapped to the nearest config not yet evaluated, whose value TPE is told,
+    as a user's TPE search of a continuous space over these configs would leave them."""
+    import optuna
+
+    bench, k, s, n, seed = job
+    task = bench.tasks[k]
+    sign = 1.0 if bench.mode == "max" else -1.0
+    tpe_seed = int(np.random.default_rng([seed, k, s, 2]).integers(2**31))
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(
+        direction="maximize", sampler=optuna.samplers.TPESampler(seed=tpe_seed)
+    )
+    free = np.ones(len(task.X), dtype=bool)
+    rows = []
+    for _ in range(min(n, len(task.X))):
+        trial = study.ask()
+        x = np.array([trial.suggest_float(f"x{j}", 0.0, 1.0) for j in range(task.X.shape[1])])
+        dist = np.where(free, ((task.X - x) ** 2).sum(axis=1), np.inf)
+        i = int(np.argmin(dist))
+        free[i] = False
+        rows.append(i)
+        study.tell(trial, sign * float(task.values[i]))
+    return rows
 
 
 def make_engines(
@@ -352,12 +380,14 @@ def run(
         Search the whole cube instead of the grid, the values between configs interpolated
         (:class:`~rmbo_tune.bench.tabular_data.GridInterpolation`; every target's configs
         must form a grid).
-    meta_search : {"random", "gp-ucb"}
+    meta_search : {"random", "gp-ucb", "tpe"}
         How each meta-task's rows were chosen: ``meta_samples`` at random (the paper's
         protocol), or the ``meta_samples`` (default 50) configs a cold GP-UCB search of that
         task evaluated, as the trials of an earlier model-based Tune search are: clustered
         where the task is good, few where it is bad. A task's search depends on the task and
-        the seed only (not on the target), and runs with the engine's GP-UCB defaults.
+        the seed only (not on the target), and runs with the engine's GP-UCB defaults;
+        "tpe": the configs an Optuna TPE search of the unit cube evaluated, each proposal
+        snapped to the nearest config not yet evaluated (:func:`_tpe_rows`).
 
     Returns
     -------
@@ -388,15 +418,17 @@ def run(
             pool = stack.enter_context(get_context("spawn").Pool(min(processes, len(pairs))))
         # Seed -> each task's rows from its own search, shared by every target of that seed.
         searched: dict[int, dict[str, Array]] = {}
-        if meta_search == "gp-ucb":
+        if meta_search != "random":
             n = 50 if meta_samples is None else meta_samples
             keys = list(itertools.product(range(len(names)), range(n_seeds)))
             hjobs = [(bench, k, s, n, seed) for k, s in keys]
-            rows = pool.map(_search_rows, hjobs) if pool else list(map(_search_rows, hjobs))
+            fn = _search_rows if meta_search == "gp-ucb" else _tpe_rows
+            rows = pool.map(fn, hjobs) if pool else list(map(fn, hjobs))
             for (k, s), r in zip(keys, rows, strict=True):
                 searched.setdefault(s, {})[names[k]] = np.asarray(r)
             if progress is not None:
-                progress(f"meta-tasks: {len(hjobs)} GP-UCB searches of {n} evaluations")
+                label = "GP-UCB" if meta_search == "gp-ucb" else "TPE"
+                progress(f"meta-tasks: {len(hjobs)} {label} searches of {n} evaluations")
         jobs = [
             (bench, names.index(name), s, list(methods), budget, *rest, searched.get(s))
             for name, s in pairs

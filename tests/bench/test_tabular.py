@@ -56,7 +56,7 @@ def test_cli_errors_are_usage_errors(grid: Path, capsys) -> None:
         (["--metric", "acc"], "has no metric column 'acc'"),
         (["--option", "beta_scale=-1"], "beta_scale"),
         (["--batch", "0"], "--batch"),
-        (["--meta-search", "tpe"], "--meta-search"),
+        (["--meta-search", "bohb"], "--meta-search"),
     ]:
         with pytest.raises(SystemExit):
             tabular.main([*args, *extra])

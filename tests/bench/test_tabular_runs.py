@@ -147,8 +147,24 @@ def test_meta_tasks_can_be_the_rows_of_earlier_gp_ucb_searches(grid: Path) -> No
     doc = tabular_runs.run(bench, **kwargs, meta_search="gp-ucb")
     assert doc["settings"]["meta_search"] == "gp-ucb"
     assert len(doc["runs"]["rm-gp-ucb"]) == 1
-    with pytest.raises(ValueError, match=r"meta_search must be one of .*got 'tpe'"):
-        tabular_runs.run(bench, **kwargs, meta_search="tpe")
+    with pytest.raises(ValueError, match=r"meta_search must be one of .*got 'bohb'"):
+        tabular_runs.run(bench, **kwargs, meta_search="bohb")
+
+
+def test_meta_tasks_can_be_the_rows_of_earlier_tpe_searches(grid: Path) -> None:
+    pytest.importorskip("optuna")
+    bench = load_tabular(grid, mode="min", metric="loss")
+    k = [t.name for t in bench.tasks].index("far")
+    far = bench.task("far")
+    rows = tabular_runs._tpe_rows((bench, k, 0, 30, 0))
+    assert rows == tabular_runs._tpe_rows((bench, k, 0, 30, 0))
+    assert len(set(rows)) == 30
+    # After its 10 random trials TPE returns to where the task was good (min: low loss).
+    assert np.median(far.values[rows[10:]]) < np.median(far.values)
+    kwargs = dict(methods=["rm-gp-ucb"], budget=3, n_seeds=1, targets=["near1"], meta_samples=12)
+    doc = tabular_runs.run(bench, **kwargs, meta_search="tpe")
+    assert doc["settings"]["meta_search"] == "tpe"
+    assert len(doc["runs"]["rm-gp-ucb"]) == 1
 
 
 def test_a_continuous_search_reads_the_interpolated_table(grid: Path) -> None:
