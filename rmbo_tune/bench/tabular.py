@@ -43,7 +43,9 @@ without replacement (seeded per target and seed, the same for every method); wit
 ``--meta-search gp-ucb``, each task's rows are instead the ``--meta-samples`` configs
 (default 50) that a cold GP-UCB search of that task evaluated (seeded per task and seed),
 as the trials of an earlier model-based Tune search are: clustered where that task is good;
-with ``--meta-search tpe``, those of an Optuna TPE search.
+with ``--meta-search tpe``, those of an Optuna TPE search. With ``--mirror`` every meta-task
+observes its task's values negated (earlier experiments that mislead; searched with
+``--meta-search``, their rows crowd where each task is worst).
 Each method runs ``--budget`` evaluations (default 30) on the target's finite grid: the engine's
 candidates are exactly the target's configs, it never suggests a config already observed
 (the benchmark checks), and the value observed is the table's value, without extra noise.
@@ -230,6 +232,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="how each meta-task's rows were chosen: at random (default), or the configs a "
         "cold GP-UCB or TPE search of that task evaluated, as an earlier search leaves them",
     )
+    p.add_argument(
+        "--mirror",
+        action="store_true",
+        help="the meta-tasks observe their tasks' values negated (misleading earlier "
+        "experiments; with --meta-search, their searches searched the mirror images)",
+    )
     add_option_argument(p)
     p.add_argument(
         "--processes",
@@ -295,6 +303,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         batch=a.batch,
         continuous=a.continuous,
         meta_search=a.meta_search,
+        mirror=a.mirror,
     )
     horizons = sorted({h for h in HORIZONS if h <= a.budget} | {a.budget})
     files = report.write_outputs(doc, a.out, horizons)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import itertools
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -66,6 +67,14 @@ def _search_rows(job: tuple) -> list[int]:
     with ThreadpoolController().limit(limits=1, user_api="blas"):
         opt = MetaBO(task.X.shape[1], (), "gp-ucb", candidates=task.X, seed=engine_seed)
         return search(opt, task, (), mode=bench.mode, budget=min(n, len(task.X)))["configs"]
+
+
+def _mirror(bench: TabularBenchmark) -> TabularBenchmark:
+    """``bench`` with every task's values negated: each task's mirror image, its best
+    configs the original's worst (misleading meta-tasks, option ``mirror`` of :func:`run`)."""
+    return dataclasses.replace(
+        bench, tasks=[dataclasses.replace(t, values=-t.values) for t in bench.tasks]
+    )
 
 
 def _tpe_rows(job: tuple) -> list[int]:
@@ -306,9 +315,10 @@ def _target_runs(job: tuple) -> list[tuple[str, dict[str, Any]]]:
     """Every method's run on one target and seed (one job of :func:`run`)."""
     bench, k, s, methods, budget, meta_samples, meta_tasks, seed, options, batch, cont = job[:11]
     searched = job[11]  # this seed's searched rows per task, or None for random rows
+    meta_bench = job[12]  # the tasks the meta-tasks observe (mirror images with ``mirror``)
     target = bench.tasks[k]
     rng = np.random.default_rng([seed, k, s])
-    meta_names, meta = _meta_tasks(bench, target, meta_samples, rng, meta_tasks, searched)
+    meta_names, meta = _meta_tasks(meta_bench, target, meta_samples, rng, meta_tasks, searched)
     engine_seed = int(rng.integers(2**31))
     out = []
     # One BLAS thread, as in the searcher: on two cores, threaded BLAS made the meta-GP fits
@@ -343,6 +353,7 @@ def run(
     batch: int = 1,
     continuous: bool = False,
     meta_search: str = "random",
+    mirror: bool = False,
 ) -> dict[str, Any]:
     """Leave-one-task-out benchmark; returns a :mod:`~rmbo_tune.bench.report` document.
 
@@ -388,6 +399,11 @@ def run(
         the seed only (not on the target), and runs with the engine's GP-UCB defaults;
         "tpe": the configs an Optuna TPE search of the unit cube evaluated, each proposal
         snapped to the nearest config not yet evaluated (:func:`_tpe_rows`).
+    mirror : bool
+        Every meta-task observes its task's values negated, a mirror image whose best
+        configs are its task's worst: earlier experiments that mislead. With
+        ``meta_search``, the earlier searches searched the mirror images, so their rows
+        crowd where each task is worst.
 
     Returns
     -------
@@ -407,6 +423,7 @@ def run(
         raise ValueError(f"meta_search must be one of {META_SEARCHES}, got {meta_search!r}")
     names = [t.name for t in bench.tasks]
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
+    mirrored = _mirror(bench) if mirror else bench
     if continuous:
         for name in chosen:  # raises early for a target that is not a grid
             GridInterpolation(bench.task(name), bench.encoding)
@@ -421,7 +438,7 @@ def run(
         if meta_search != "random":
             n = 50 if meta_samples is None else meta_samples
             keys = list(itertools.product(range(len(names)), range(n_seeds)))
-            hjobs = [(bench, k, s, n, seed) for k, s in keys]
+            hjobs = [(mirrored, k, s, n, seed) for k, s in keys]
             fn = _search_rows if meta_search == "gp-ucb" else _tpe_rows
             rows = pool.map(fn, hjobs) if pool else list(map(fn, hjobs))
             for (k, s), r in zip(keys, rows, strict=True):
@@ -430,7 +447,7 @@ def run(
                 label = "GP-UCB" if meta_search == "gp-ucb" else "TPE"
                 progress(f"meta-tasks: {len(hjobs)} {label} searches of {n} evaluations")
         jobs = [
-            (bench, names.index(name), s, list(methods), budget, *rest, searched.get(s))
+            (bench, names.index(name), s, list(methods), budget, *rest, searched.get(s), mirrored)
             for name, s in pairs
         ]
         if pool is None:
@@ -462,6 +479,7 @@ def run(
             "meta_samples": meta_samples,
             "meta_tasks": meta_tasks,
             "meta_search": meta_search,
+            "mirror": bool(mirror),
             "batch": batch,
             "continuous": bool(continuous),
             "methods": list(methods),

@@ -151,6 +151,29 @@ def test_meta_tasks_can_be_the_rows_of_earlier_gp_ucb_searches(grid: Path) -> No
         tabular_runs.run(bench, **kwargs, meta_search="bohb")
 
 
+def test_mirrored_meta_tasks_observe_their_tasks_values_negated(grid: Path) -> None:
+    bench = load_tabular(grid, mode="min", metric="loss")
+    mirrored = tabular_runs._mirror(bench)
+    far, k = bench.task("far"), [t.name for t in bench.tasks].index("far")
+    np.testing.assert_array_equal(mirrored.task("far").values, -far.values)
+    np.testing.assert_array_equal(mirrored.task("far").X, far.X)
+    _, meta = tabular_runs._meta_tasks(
+        mirrored, bench.task("target"), 20, np.random.default_rng(0)
+    )
+    _, plain = tabular_runs._meta_tasks(
+        bench, bench.task("target"), 20, np.random.default_rng(0)
+    )
+    for (X, y), (X0, y0) in zip(meta, plain, strict=True):
+        np.testing.assert_array_equal(X, X0)
+        np.testing.assert_array_equal(y, -y0)
+    # A search of the mirror image crowds where the task itself is worst (min: high loss).
+    rows = tabular_runs._search_rows((mirrored, k, 0, 15, 0))
+    assert np.median(far.values[rows]) > np.quantile(far.values, 0.75)
+    kwargs = dict(methods=["rm-gp-ucb"], budget=3, n_seeds=1, targets=["near1"], meta_samples=10)
+    doc = tabular_runs.run(bench, **kwargs, meta_search="gp-ucb", mirror=True)
+    assert doc["settings"]["mirror"] is True and len(doc["runs"]["rm-gp-ucb"]) == 1
+
+
 def test_meta_tasks_can_be_the_rows_of_earlier_tpe_searches(grid: Path) -> None:
     pytest.importorskip("optuna")
     bench = load_tabular(grid, mode="min", metric="loss")
