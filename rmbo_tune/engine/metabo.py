@@ -10,6 +10,7 @@ evaluations ``ask`` chooses ``x_{t+1}`` with ``beta_{t+1}``.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from collections.abc import Callable, Sequence
@@ -197,7 +198,6 @@ class MetaBO:
         self._pending: list[Array] = []
         self._excluded: list[Array] = []  # dropped before full evaluation: not suggested again
         self._online: dict[str, OnlineTask] = {}
-        self.resolve_meta_term()
         self._dirty: set[int] = set()  # online meta-tasks changed since their GPs were built
         self.n_failed = 0
         self.history: list[dict] = []
@@ -301,14 +301,20 @@ class MetaBO:
         (a restored engine's meta-tasks include them)."""
         return min((t.index for t in self._online.values()), default=len(self._meta_data))
 
-    def resolve_meta_term(self) -> None:
-        """Set :attr:`meta_term`, option ``meta_term`` with "auto" resolved: "taf" when the
-        meta-tasks given at construction look like a search's trials
-        (:attr:`searched_score` at least ``SEARCHED_CROWDING``), else "mean"."""
-        self.searched_score = searched_score(self._meta_data[: self._given_tasks()])
-        self.meta_term = self.options.meta_term
-        if self.meta_term == "auto":
-            self.meta_term = "taf" if self.searched_score >= SEARCHED_CROWDING else "mean"
+    @functools.cached_property
+    def searched_score(self) -> float:
+        """How much the meta-tasks given at construction look like a search's trials
+        (:func:`~rmbo_tune.engine.meta_models.searched_score`); computed once, when first
+        read, from those tasks only, so a restored engine reads the same."""
+        return searched_score(self._meta_data[: self._given_tasks()])
+
+    @property
+    def meta_term(self) -> str:
+        """Option ``meta_term`` with "auto" resolved: "taf" when :attr:`searched_score` is
+        at least ``SEARCHED_CROWDING``, else "mean"."""
+        if self.options.meta_term != "auto":
+            return self.options.meta_term
+        return "taf" if self.searched_score >= SEARCHED_CROWDING else "mean"
 
     def _fit_task_warp(self) -> None:
         if self._warp_prior is None or self.task_warp is not None:

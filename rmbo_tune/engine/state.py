@@ -168,7 +168,6 @@ def load(
     engine.weight_state.load_state_dict(state["weights"])
     # Both absent from states written before online meta-tasks existed.
     engine._online = {t["name"]: OnlineTask(**t) for t in state.get("online_tasks", [])}
-    engine.resolve_meta_term()  # from the tasks given at construction, as that engine did
     engine._excluded = list(_points(state.get("excluded", []), dim, "excluded"))
     engine.history = [dict(r) for r in state["history"]]
     return engine
