@@ -20,6 +20,21 @@ def finite_difference(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
     return g
 
 
+def bowl(X: np.ndarray) -> np.ndarray:
+    """A task peaked at 0.3 in every coordinate: ``-||x - 0.3||^2`` per row."""
+    return -np.sum((X - 0.3) ** 2, axis=1)
+
+
+def searched_rows(rng: np.random.Generator, n: int = 50, dim: int = 3) -> np.ndarray:
+    """Rows as a model-based search of :func:`bowl` leaves them: a quarter spread out, the
+    rest ever closer to its optimum at 0.3."""
+    spread = rng.random((n // 4, dim))
+    near = (
+        0.3 + rng.normal(0.0, 1.0, (n - n // 4, dim)) * np.linspace(0.2, 0.02, n - n // 4)[:, None]
+    )
+    return np.clip(np.vstack([spread, near]), 0.0, 1.0)
+
+
 def saturating_tasks(rng: np.random.Generator, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """``n`` meta-tasks of 30 random points in 2-D that saturate along x0 (``min(10 x0, 1)``,
     the shape the tasks' input warp learns) beside a quadratic in x1 whose peak shifts by

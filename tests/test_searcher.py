@@ -13,6 +13,7 @@ import pytest
 from ray import tune
 
 from rmbo_tune import RMBOSearcher
+from tests.conftest import bowl, searched_rows
 from tests.test_space import MIXED, valid
 
 pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("ray_local")]
@@ -546,12 +547,11 @@ def test_a_finished_trial_it_never_suggested_is_adopted_from_its_config():
 
 
 def test_earlier_searches_are_named_in_the_log_and_take_tafs_form(caplog):
-    from tests.engine.test_meta_models import _bowl, searched_rows
 
     rng = np.random.default_rng(0)
 
     def task(X):
-        return [{"x": float(a), "y": float(b)} for a, b in X], list(_bowl(X))
+        return [{"x": float(a), "y": float(b)} for a, b in X], list(bowl(X))
 
     searched = [task(searched_rows(rng, n=40, dim=2)) for _ in range(3)]
     with caplog.at_level("INFO", logger="rmbo_tune.searcher"):

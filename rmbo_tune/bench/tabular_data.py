@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.interpolate import RegularGridInterpolator
 from scipy.spatial import cKDTree
 
@@ -121,6 +122,14 @@ class TabularTask:
     def best(self, mode: str) -> float:
         """Best metric value of the grid."""
         return float(self.values.max() if mode == "max" else self.values.min())
+
+    def nearest(self, x: Array, free: NDArray[np.bool_] | None = None) -> int:
+        """Index of the config nearest to the point ``x`` of the unit cube, among those
+        where ``free`` is True when given (at least one must be)."""
+        dist = ((self.X - x) ** 2).sum(axis=1)
+        if free is not None:
+            dist = np.where(free, dist, np.inf)
+        return int(np.argmin(dist))
 
 
 class GridInterpolation:

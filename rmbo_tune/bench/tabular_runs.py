@@ -97,8 +97,7 @@ def _tpe_rows(job: tuple) -> list[int]:
     for _ in range(min(n, len(task.X))):
         trial = study.ask()
         x = np.array([trial.suggest_float(f"x{j}", 0.0, 1.0) for j in range(task.X.shape[1])])
-        dist = np.where(free, ((task.X - x) ** 2).sum(axis=1), np.inf)
-        i = int(np.argmin(dist))
+        i = task.nearest(x, free)
         free[i] = False
         rows.append(i)
         study.tell(trial, sign * float(task.values[i]))
@@ -219,7 +218,7 @@ def search(
             t0 = time.perf_counter()
             x = opt.ask()
             ask_s = time.perf_counter() - t0
-            i = int(np.argmin(((target.X - x) ** 2).sum(axis=1)))
+            i = target.nearest(x)
             if i in asked and value_at is None:
                 raise RuntimeError(
                     f"{opt.method} suggested config {target.configs[i]} of {target.name} twice"

@@ -69,6 +69,15 @@ def test_loads_and_encodes_the_grid(grid: Path) -> None:
     np.testing.assert_allclose(target.X[row], [0.5, 0.5, 0.0, 1.0, 0.0], atol=1e-12)
     assert target.best("min") == pytest.approx(_loss(2.5, 10**-2.5, "a", SHIFTS["target"]))
     assert (target.n_rows, target.n_dropped, target.n_merged) == (243, 0, 0)
+    # The nearest config to a point near that row is the row, or the next nearest one
+    # when the row is taken.
+    assert target.nearest(target.X[row] + 0.01) == row
+    free = np.ones(len(target.X), dtype=bool)
+    free[row] = False
+    other = target.nearest(target.X[row] + 0.01, free)
+    assert other != row
+    dist = ((target.X - target.X[row] - 0.01) ** 2).sum(axis=1)
+    assert dist[other] == np.sort(dist)[1]
     with pytest.raises(ValueError, match=r"no task 'nope'; tasks are \['far'"):
         bench.task("nope")
     # Projection: the categorical block becomes one-hot at its largest coordinate, the

@@ -16,7 +16,7 @@ from rmbo_tune.engine.meta_models import (
 )
 from rmbo_tune.engine.options import MetaBOOptions
 from rmbo_tune.engine.priors import LogNormalPrior
-from tests.conftest import finite_difference
+from tests.conftest import bowl, finite_difference, searched_rows
 
 
 @pytest.fixture(params=["matern52", "se"])
@@ -236,24 +236,10 @@ def test_the_warp_of_noise_tasks_is_near_the_identity_and_two_tasks_give_none():
     np.testing.assert_array_equal(two, np.zeros((2, 2)))
 
 
-def _bowl(X):
-    return -np.sum((X - 0.3) ** 2, axis=1)
-
-
-def searched_rows(rng, n=50, dim=3):
-    """Rows as a model-based search leaves them: a few spread out, the rest ever closer to
-    the task's optimum at 0.3."""
-    spread = rng.random((n // 4, dim))
-    near = (
-        0.3 + rng.normal(0.0, 1.0, (n - n // 4, dim)) * np.linspace(0.2, 0.02, n - n // 4)[:, None]
-    )
-    return np.clip(np.vstack([spread, near]), 0.0, 1.0)
-
-
 def test_crowding_tells_a_searchs_rows_from_random_ones():
     rng = np.random.default_rng(0)
-    random_tasks = [(X, _bowl(X)) for X in rng.random((10, 50, 3))]
-    searched_tasks = [(X, _bowl(X)) for X in (searched_rows(rng) for _ in range(10))]
+    random_tasks = [(X, bowl(X)) for X in rng.random((10, 50, 3))]
+    searched_tasks = [(X, bowl(X)) for X in (searched_rows(rng) for _ in range(10))]
     scores = [crowding_correlation(X, y) for X, y in random_tasks]
     assert abs(np.median(scores)) < 0.15
     assert min(crowding_correlation(X, y) for X, y in searched_tasks) > 0.5
@@ -263,11 +249,11 @@ def test_crowding_tells_a_searchs_rows_from_random_ones():
 def test_crowding_is_zero_where_it_is_undefined():
     rng = np.random.default_rng(1)
     X = rng.random((6, 2))
-    assert crowding_correlation(X, _bowl(X)) == 0.0  # at most k + 1 rows
+    assert crowding_correlation(X, bowl(X)) == 0.0  # at most k + 1 rows
     X = rng.random((20, 2))
     assert crowding_correlation(X, np.ones(20)) == 0.0  # constant values
-    assert crowding_correlation(np.zeros((20, 2)), _bowl(X)) == 0.0  # one point repeated
+    assert crowding_correlation(np.zeros((20, 2)), bowl(X)) == 0.0  # one point repeated
     assert searched_score([]) == 0.0
     X = searched_rows(rng, n=19)
-    assert crowding_correlation(X, _bowl(X)) > 0.4
-    assert searched_score([(X, _bowl(X))]) == 0.0  # too few rows to tell a search
+    assert crowding_correlation(X, bowl(X)) > 0.4
+    assert searched_score([(X, bowl(X))]) == 0.0  # too few rows to tell a search

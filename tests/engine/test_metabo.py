@@ -9,7 +9,7 @@ import pytest
 from rmbo_tune.bench.synthetic import make_problem
 from rmbo_tune.engine import METHODS, MetaBO, SearchSpaceExhausted
 from rmbo_tune.engine.acquisition import weighted_improvement
-from tests.conftest import saturating_tasks
+from tests.conftest import bowl, saturating_tasks, searched_rows
 
 
 def _paper_problem(k):
@@ -576,11 +576,10 @@ def test_paper_variant_sets_the_papers_options_unless_given():
 
 
 def test_the_automatic_meta_term_takes_tafs_form_for_searched_tasks_only():
-    from tests.engine.test_meta_models import _bowl, searched_rows
 
     rng = np.random.default_rng(3)
-    random_tasks = [(X, _bowl(X)) for X in rng.random((4, 50, 3))]
-    searched = [(X, _bowl(X)) for X in (searched_rows(rng) for _ in range(4))]
+    random_tasks = [(X, bowl(X)) for X in rng.random((4, 50, 3))]
+    searched = [(X, bowl(X)) for X in (searched_rows(rng) for _ in range(4))]
     assert MetaBO(3, random_tasks, seed=0).meta_term == "mean"
     opt = MetaBO(3, searched, seed=0)
     assert opt.meta_term == "taf" and opt.searched_score >= 0.4
@@ -590,19 +589,18 @@ def test_the_automatic_meta_term_takes_tafs_form_for_searched_tasks_only():
 
 
 def test_a_restored_engine_keeps_tafs_form_and_continues_identically():
-    from tests.engine.test_meta_models import _bowl, searched_rows
 
     rng = np.random.default_rng(4)
-    opt = MetaBO(3, [(X, _bowl(X)) for X in (searched_rows(rng) for _ in range(3))], seed=0)
+    opt = MetaBO(3, [(X, bowl(X)) for X in (searched_rows(rng) for _ in range(3))], seed=0)
     for _ in range(3):
         x = opt.ask()
-        opt.tell(x, float(_bowl(x[None])[0]))
+        opt.tell(x, float(bowl(x[None])[0]))
     twin = MetaBO.from_state_dict(json.loads(json.dumps(opt.state_dict())))
     assert twin.meta_term == "taf" and twin.searched_score == opt.searched_score
     for _ in range(3):
         a, b = opt.ask(), twin.ask()
         np.testing.assert_array_equal(a, b)
-        y = float(_bowl(a[None])[0])
+        y = float(bowl(a[None])[0])
         opt.tell(a, y)
         twin.tell(b, y)
 
