@@ -107,18 +107,29 @@ def datasets() -> dict[str, Callable[[], tuple[np.ndarray, np.ndarray]]]:
     return out
 
 
-def balanced_accuracy(model: Any, X: np.ndarray, y: np.ndarray) -> float:
+def balanced_accuracy(
+    model: Any, X: np.ndarray, y: np.ndarray, failed: float = float("nan")
+) -> float:
     """Mean balanced accuracy of a scikit-learn classifier by 3-fold stratified CV (shuffled
     with seed 0), the value of every classification grid. A fit that stops before it
     converges is scored as it stands, as a practitioner's run with default settings would
-    be."""
-    from sklearn.exceptions import ConvergenceWarning
+    be; a fold whose fit raises scores ``failed`` (without a warning unless it is NaN)."""
+    from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
     from sklearn.model_selection import StratifiedKFold, cross_val_score
 
     folds = StratifiedKFold(3, shuffle=True, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        scores = cross_val_score(model, X, y, cv=folds, scoring="balanced_accuracy")
+        if not np.isnan(failed):
+            warnings.simplefilter("ignore", FitFailedWarning)
+        try:
+            scores = cross_val_score(
+                model, X, y, cv=folds, scoring="balanced_accuracy", error_score=failed
+            )
+        except ValueError as exc:
+            if np.isnan(failed) or "fits failed" not in str(exc):
+                raise
+            return float(failed)  # every fold's fit raised
     return float(scores.mean())
 
 

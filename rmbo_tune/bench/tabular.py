@@ -153,6 +153,12 @@ SUITES: dict[str, dict[str, str]] = {
         "about": "decision-tree design (256 Sobol configs, not a grid, x 24 datasets, three "
         "categorical columns; rmbo_tune.bench.make_tree_design)",
     },
+    "ada": {
+        "folder": "ada-grid",
+        "log_columns": "learning_rate,n_estimators,max_depth",
+        "about": "AdaBoost grid (144 configs x 24 datasets, one categorical column; "
+        "rmbo_tune.bench.make_ada_grid)",
+    },
     "mlp": {
         "folder": "mlp-grid",
         "log_columns": "hidden_units,alpha,learning_rate_init",

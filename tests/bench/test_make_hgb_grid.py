@@ -2,6 +2,7 @@ import csv
 import itertools
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rmbo_tune.bench import make_hgb_grid
@@ -61,3 +62,26 @@ def test_evaluate_reproduces_a_shipped_value():
     config["l2_regularization"] = 0.1
     expected = shipped_value(DATA, "iris", config)
     assert make_hgb_grid.evaluate(X, y, config) == pytest.approx(expected, abs=1e-9)
+
+
+def test_a_fold_whose_fit_raises_scores_the_value_given_for_failures():
+    sklearn_base = pytest.importorskip("sklearn.base")
+
+    class FailsOnFewRows(sklearn_base.ClassifierMixin, sklearn_base.BaseEstimator):
+        """Predicts the first class; its fit raises on training folds under 100 rows."""
+
+        def fit(self, X, y):
+            if len(X) < 100:
+                raise ValueError("too few rows")
+            self.classes_ = np.unique(y)
+            return self
+
+        def predict(self, X):
+            return np.full(len(X), self.classes_[0])
+
+    X, y = make_hgb_grid.datasets()["iris"]()  # 150 rows: training folds of 100
+    assert make_hgb_grid.balanced_accuracy(FailsOnFewRows(), X, y) == pytest.approx(1 / 3)
+    few = X[::2], y[::2]  # 75 rows: every fit raises
+    assert make_hgb_grid.balanced_accuracy(FailsOnFewRows(), *few, failed=0.25) == 0.25
+    with pytest.raises(ValueError, match="All the 3 fits failed"):
+        make_hgb_grid.balanced_accuracy(FailsOnFewRows(), *few)
