@@ -331,7 +331,100 @@ def summary_markdown(doc: Mapping[str, Any], horizons: Sequence[int]) -> str:
     if not per_run:
         parts += [markdown_table(rows, metric="best"), ""]
     parts.append(markdown_table(rows, metric="regret"))
+    reference = next(iter(doc["runs"]), None)
+    paired = paired_differences(doc, reference, horizons) if reference else []
+    if paired and max(r["targets"] for r in paired) > 1:
+        parts += [
+            "",
+            f"Paired by target ({reference}'s normalized regret minus each method's, runs of a "
+            "target averaged over seeds first; mean ± standard error over targets; in bold "
+            f"where that method is ahead of {reference} by more than one standard error):",
+            "",
+            paired_markdown(paired, reference),
+        ]
     return "\n".join(parts)
+
+
+def paired_differences(
+    doc: Mapping[str, Any], reference: str, horizons: Sequence[int]
+) -> list[dict[str, Any]]:
+    """The reference method's normalized regret minus each other method's, paired by target.
+
+    Each method's runs on one target are averaged over seeds first; the difference is then
+    taken per target, over the targets both methods ran, and summarized by its mean and
+    standard error over targets. A negative difference means the reference is ahead.
+
+    Parameters
+    ----------
+    doc : mapping
+        A results document whose runs carry ``target`` and ``worst`` (tabular benchmarks).
+    reference : str
+        The method compared against every other one.
+    horizons : sequence of int
+        Trial counts (those beyond the shortest run are skipped).
+
+    Returns
+    -------
+    list of dict
+        One row per other method: ``method``, ``targets`` (the number paired) and
+        ``diff@k`` as ``(mean, se)`` pairs; empty when the reference did not run or the runs
+        carry no target or worst value.
+    """
+    _check_mode(doc["mode"])
+    runs = doc["runs"].get(reference) or []
+    if not runs or not all(
+        "target" in r and "worst" in r for rs in doc["runs"].values() for r in rs
+    ):
+        return []
+
+    def per_target(method_runs: Sequence[Mapping[str, Any]]) -> dict[str, Array]:
+        curves = _curves(method_runs, doc["mode"])
+        opt = np.array([r["optimum"] for r in method_runs], dtype=np.float64)[:, None]
+        span = np.abs(opt - np.array([r["worst"] for r in method_runs], dtype=np.float64)[:, None])
+        regret = np.abs(opt - curves) / np.where(span > 0, span, math.nan)
+        out: dict[str, list[Array]] = {}
+        for r, row in zip(method_runs, regret, strict=True):
+            out.setdefault(r["target"], []).append(row)
+        return {t: np.mean(rows, axis=0) for t, rows in out.items()}
+
+    ref = per_target(runs)
+    rows = []
+    for method, method_runs in doc["runs"].items():
+        if method == reference or not method_runs:
+            continue
+        other = per_target(method_runs)
+        targets = sorted(set(ref) & set(other))
+        if not targets:
+            continue
+        length = min(len(ref[targets[0]]), len(other[targets[0]]))
+        row: dict[str, Any] = {"method": method, "targets": len(targets)}
+        for h in horizons:
+            if 1 <= h <= length:
+                diff = np.array([ref[t][h - 1] - other[t][h - 1] for t in targets])
+                row[f"diff@{h}"] = _mean_se(diff)
+        rows.append(row)
+    return rows
+
+
+def paired_markdown(rows: Sequence[Mapping[str, Any]], reference: str) -> str:
+    """Rows from :func:`paired_differences` as a markdown table; a difference is in bold
+    where that method is ahead of the reference by more than one standard error."""
+    keys = sorted(
+        {k for r in rows for k in r if k.startswith("diff@")}, key=lambda k: int(k.split("@")[1])
+    )
+    head = "| method | targets | " + " | ".join(f"{reference} minus it @{k[5:]}" for k in keys)
+    lines = [head + " |", "|---" * (len(keys) + 2) + "|"]
+    for r in rows:
+        cells = []
+        for k in keys:
+            if k not in r:
+                cells.append("-")
+                continue
+            mean, se = r[k]
+            text = f"{mean:+.4f} ± {se:.4f}"
+            cells.append(f"**{text}**" if mean > se else text)
+        lines.append(f"| {r['method']} | {r['targets']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def _per_run_optimum(doc: Mapping[str, Any]) -> bool:

@@ -98,3 +98,35 @@ def test_no_finished_trial_gives_nan_not_an_error() -> None:
     doc = _doc(a=[{"values": [math.nan, math.nan], "seconds": [0.0, 0.0]}])
     row = report.summarize(doc, [2])[0]
     assert all(math.isnan(v) for v in row["regret@2"] + row["best@2"])
+
+
+def test_paired_differences_average_seeds_then_pair_targets() -> None:
+    # Two targets, mode max, optimum 1 and worst 0 on both: normalized regret = 1 - best.
+    def run(target: str, values: list[float]) -> dict:
+        return {"target": target, "values": values, "optimum": 1.0, "worst": 0.0}
+
+    doc = {
+        "task": "tabular",
+        "metric": "value",
+        "mode": "max",
+        "optimum": None,
+        "budget": 2,
+        "runs": {
+            "ref": [run("t1", [0.5, 0.9]), run("t1", [0.7, 0.7]), run("t2", [0.2, 1.0])],
+            "other": [run("t1", [0.8, 0.8]), run("t2", [0.6, 0.6]), run("t3", [0.0, 0.0])],
+        },
+    }
+    (row,) = report.paired_differences(doc, "ref", [1, 2, 5])
+    assert row["method"] == "other" and row["targets"] == 2  # t3 has no reference run
+    # @1: ref t1 mean regret 0.4, t2 0.8; other 0.2, 0.4 -> differences 0.2, 0.4.
+    mean, se = row["diff@1"]
+    assert mean == pytest.approx(0.3) and se == pytest.approx(np.std([0.2, 0.4], ddof=1) / 2**0.5)
+    # @2: ref t1 (0.1 + 0.3) / 2 = 0.2, t2 0.0; other 0.2, 0.4 -> 0.0 and -0.4.
+    assert row["diff@2"][0] == pytest.approx(-0.2)
+    assert "diff@5" not in row
+    table = report.paired_markdown([row], "ref")
+    assert "| other | 2 | **+0.3000 ± 0.1000** | -0.2000 ± 0.2000 |" in table
+    assert "Paired by target (ref's" in report.summary_markdown(doc, [1, 2])
+    assert report.paired_differences(doc, "missing", [1]) == []
+    del doc["runs"]["other"][0]["target"]
+    assert report.paired_differences(doc, "ref", [1]) == []
