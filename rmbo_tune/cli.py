@@ -8,7 +8,8 @@
 - ``rmbo-tune bench TASK [options]``: the benchmark suite. Tasks through Ray Tune:
   ``cartpole``, ``pima``, ``cnn-digits``, ``omniglot-small``; on the engine: ``synthetic``,
   ``tabular --data DIR``, ``fidelity`` (searchers beside ASHA on replayed learning
-  curves); measurements: ``latency``, ``overhead``, ``load-time``.
+  curves); measurements: ``latency``, ``overhead``, ``load-time``; ``scoreboard``
+  (one method against the strongest other one on several ``tabular`` results).
   ``rmbo-tune bench TASK --help`` lists each one's options.
 """
 
@@ -28,6 +29,7 @@ BENCHES = {
     "latency": "rmbo_tune.bench.latency",
     "overhead": "rmbo_tune.bench.overhead",
     "load-time": "rmbo_tune.bench.load_time",
+    "scoreboard": "rmbo_tune.bench.scoreboard",
 }
 
 

@@ -15,6 +15,7 @@ OWN_OPTION = {
     "overhead": "--engine-only",
     "load-time": "--experiments",
     "fidelity": "--reverse-rung1",
+    "scoreboard": "--reference",
 }
 
 

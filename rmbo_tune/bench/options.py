@@ -15,6 +15,14 @@ def positive_int(text: str) -> int:
     return _int_at_least(text, 1)
 
 
+def positive_int_list(text: str) -> list[int]:
+    """An argparse type: comma-separated integers >= 1 (horizons, trial counts)."""
+    values = [positive_int(v.strip()) for v in text.split(",") if v.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
+    return values
+
+
 def nonnegative_int(text: str) -> int:
     """An argparse type: an integer >= 0."""
     return _int_at_least(text, 0)

@@ -345,6 +345,33 @@ def summary_markdown(doc: Mapping[str, Any], horizons: Sequence[int]) -> str:
     return "\n".join(parts)
 
 
+def regret_by_target(runs: Sequence[Mapping[str, Any]], mode: str) -> dict[str, Array]:
+    """Normalized regret curves of tabular runs, averaged over the runs of each target.
+
+    Parameters
+    ----------
+    runs : sequence of mapping
+        Run records carrying ``target``, ``values``, ``optimum`` and ``worst``.
+    mode : {"max", "min"}
+        The metric's direction.
+
+    Returns
+    -------
+    dict of str to ndarray
+        Per target, the mean over its runs of ``|optimum - best so far| / |optimum - worst|``
+        (NaN where a grid is constant), cut to the shortest run.
+    """
+    _check_mode(mode)
+    curves = _curves(runs, mode)
+    opt = np.array([r["optimum"] for r in runs], dtype=np.float64)[:, None]
+    span = np.abs(opt - np.array([r["worst"] for r in runs], dtype=np.float64)[:, None])
+    regret = np.abs(opt - curves) / np.where(span > 0, span, math.nan)
+    out: dict[str, list[Array]] = {}
+    for r, row in zip(runs, regret, strict=True):
+        out.setdefault(r["target"], []).append(row)
+    return {t: np.mean(rows, axis=0) for t, rows in out.items()}
+
+
 def paired_differences(
     doc: Mapping[str, Any], reference: str, horizons: Sequence[int]
 ) -> list[dict[str, Any]]:
@@ -377,22 +404,12 @@ def paired_differences(
     ):
         return []
 
-    def per_target(method_runs: Sequence[Mapping[str, Any]]) -> dict[str, Array]:
-        curves = _curves(method_runs, doc["mode"])
-        opt = np.array([r["optimum"] for r in method_runs], dtype=np.float64)[:, None]
-        span = np.abs(opt - np.array([r["worst"] for r in method_runs], dtype=np.float64)[:, None])
-        regret = np.abs(opt - curves) / np.where(span > 0, span, math.nan)
-        out: dict[str, list[Array]] = {}
-        for r, row in zip(method_runs, regret, strict=True):
-            out.setdefault(r["target"], []).append(row)
-        return {t: np.mean(rows, axis=0) for t, rows in out.items()}
-
-    ref = per_target(runs)
+    ref = regret_by_target(runs, doc["mode"])
     rows = []
     for method, method_runs in doc["runs"].items():
         if method == reference or not method_runs:
             continue
-        other = per_target(method_runs)
+        other = regret_by_target(method_runs, doc["mode"])
         targets = sorted(set(ref) & set(other))
         if not targets:
             continue

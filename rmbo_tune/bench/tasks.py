@@ -38,6 +38,7 @@ from rmbo_tune.bench.options import (
     nonnegative_int,
     parse_options,
     positive_int,
+    positive_int_list,
 )
 from rmbo_tune.bench.search_algs import METHODS, optuna_available
 from rmbo_tune.bench.tune_runner import SOURCES, run_benchmark_quietly
@@ -209,15 +210,6 @@ def default_methods() -> list[str]:
     ]
 
 
-def _int_list(text: str) -> list[int]:
-    try:
-        return [int(v) for v in text.split(",") if v.strip()]
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers, got {text!r}"
-        ) from exc
-
-
 def main(argv: Sequence[str] | None = None, *, task_name: str | None = None) -> dict[str, Any]:
     """``rmbo-tune bench cartpole|pima|cnn-digits|omniglot-small [options]``.
 
@@ -243,7 +235,7 @@ def main(argv: Sequence[str] | None = None, *, task_name: str | None = None) -> 
     p.add_argument("--budget", type=positive_int, default=None, help="trials per run")
     p.add_argument("--meta-samples", type=positive_int, default=None, help="trials per meta-task")
     p.add_argument("--source", choices=SOURCES, default="gp-ucb", help="meta-task search")
-    p.add_argument("--horizons", type=_int_list, default=None, help="e.g. 1,5,10,30")
+    p.add_argument("--horizons", type=positive_int_list, default=None, help="e.g. 1,5,10,30")
     p.add_argument("--out", default=None, help="output directory")
     p.add_argument(
         "--epochs", type=positive_int, default=None, help="epochs per trial (pima/cnn/omniglot)"

@@ -41,3 +41,15 @@ def test_count_arguments_refuse_zero_negative_and_non_integers() -> None:
             fn(bad)
     with pytest.raises(argparse.ArgumentTypeError, match=r"'2\.5' is not an integer"):
         positive_int("2.5")
+
+
+def test_integer_lists_are_comma_separated_counts() -> None:
+    import argparse
+
+    from rmbo_tune.bench.options import positive_int_list
+
+    assert positive_int_list("5, 10,25,") == [5, 10, 25]
+    with pytest.raises(argparse.ArgumentTypeError, match="must be >= 1, got 0"):
+        positive_int_list("5,0")
+    with pytest.raises(argparse.ArgumentTypeError, match="expected comma-separated"):
+        positive_int_list(",")

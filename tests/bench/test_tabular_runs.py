@@ -160,9 +160,7 @@ def test_mirrored_meta_tasks_observe_their_tasks_values_negated(grid: Path) -> N
     _, meta = tabular_runs._meta_tasks(
         mirrored, bench.task("target"), 20, np.random.default_rng(0)
     )
-    _, plain = tabular_runs._meta_tasks(
-        bench, bench.task("target"), 20, np.random.default_rng(0)
-    )
+    _, plain = tabular_runs._meta_tasks(bench, bench.task("target"), 20, np.random.default_rng(0))
     for (X, y), (X0, y0) in zip(meta, plain, strict=True):
         np.testing.assert_array_equal(X, X0)
         np.testing.assert_array_equal(y, -y0)

@@ -1,0 +1,254 @@
+"""One method against the strongest other one, on every tabular benchmark at once.
+
+``rmbo-tune bench scoreboard DIR [DIR ...]`` reads the ``results.json`` of several
+``rmbo-tune bench tabular`` runs (one per meta-dataset; ``NAME=DIR`` names a row, else the
+directory's name does) and, at each horizon, compares the reference method (``--reference``,
+default ``rm-gp-ucb``) with the other method of lowest mean normalized regret there: the
+strongest baseline a practitioner could have picked for that grid and budget, chosen after
+the fact, which favours the baselines. The difference is paired by target (each method's runs
+of a target averaged over seeds first; mean ± standard error over targets), as in
+:func:`rmbo_tune.bench.report.paired_differences`.
+
+It writes ``scoreboard.md`` (the reference's regret, the strongest other method's, their
+paired difference, and every method ahead of the reference by more than one standard error)
+and ``scoreboard.png`` (the difference in standard errors, one cell per grid and horizon).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rmbo_tune.bench.options import positive_int_list
+from rmbo_tune.bench.report import _mean_se, _pyplot, load_results, regret_by_target
+
+__all__ = ["compare", "main", "markdown", "plot"]
+
+
+def compare(
+    doc: Mapping[str, Any], reference: str, horizons: Sequence[int]
+) -> dict[int, dict[str, Any]]:
+    """The reference against every other method of one tabular results document.
+
+    Parameters
+    ----------
+    doc : mapping
+        A results document of ``rmbo-tune bench tabular`` (runs carry ``target`` and
+        ``worst``).
+    reference : str
+        The method compared with the others.
+    horizons : sequence of int
+        Evaluation counts; those beyond the shortest run are left out.
+
+    Returns
+    -------
+    dict of int to dict
+        Per horizon: ``reference`` (its mean regret over targets), ``targets`` (their
+        number), ``best`` (the other method of lowest mean regret), ``best_regret``,
+        ``diff`` and ``se`` (the reference minus ``best``, paired by target; negative when
+        the reference is ahead) and ``ahead`` (every other method ahead of the reference by
+        more than one standard error, with its paired difference).
+
+    Raises
+    ------
+    ValueError
+        If the reference or every other method is missing, or the runs carry no target.
+    """
+    runs = doc["runs"]
+    if reference not in runs or not runs[reference]:
+        raise ValueError(f"method {reference!r} has no runs; there are {sorted(runs)}")
+    others = [m for m in runs if m != reference and runs[m]]
+    if not others:
+        raise ValueError(f"no method besides {reference!r} to compare with")
+    if not all("target" in r and "worst" in r for rs in runs.values() for r in rs):
+        raise ValueError("runs carry no target or worst value: not a tabular benchmark")
+    curves = {m: regret_by_target(runs[m], doc["mode"]) for m in [reference, *others]}
+    targets = sorted(set.intersection(*(set(c) for c in curves.values())))
+    if not targets:
+        raise ValueError("no target was run by every method")
+    length = min(len(c[t]) for c in curves.values() for t in targets)
+    table = {m: np.array([curves[m][t][:length] for t in targets]) for m in curves}
+    out: dict[int, dict[str, Any]] = {}
+    for h in horizons:
+        if not 1 <= h <= length:
+            continue
+        means = {m: float(np.nanmean(table[m][:, h - 1])) for m in others}
+        best = min(others, key=lambda m: means[m])
+        paired = {m: _mean_se(table[reference][:, h - 1] - table[m][:, h - 1]) for m in others}
+        out[h] = {
+            "reference": float(np.nanmean(table[reference][:, h - 1])),
+            "targets": len(targets),
+            "best": best,
+            "best_regret": means[best],
+            "diff": paired[best][0],
+            "se": paired[best][1],
+            "ahead": {m: paired[m] for m in others if paired[m][0] > paired[m][1]},
+        }
+    return out
+
+
+def _cell(row: Mapping[str, Any]) -> str:
+    text = f"{row['diff']:+.4f} ± {row['se']:.4f}"
+    return f"**{text}**" if row["diff"] > row["se"] else text
+
+
+def markdown(boards: Mapping[str, Mapping[int, Mapping[str, Any]]], reference: str) -> str:
+    """Tables of :func:`compare` results, one row per benchmark.
+
+    Parameters
+    ----------
+    boards : mapping of str to dict
+        Per benchmark name, what :func:`compare` returned.
+    reference : str
+        The reference method's name, for the headers.
+
+    Returns
+    -------
+    str
+        Markdown: the regrets with the strongest other method, the paired differences (in
+        bold where the reference is behind by more than one standard error), and the methods
+        ahead of it.
+    """
+    horizons = sorted({h for b in boards.values() for h in b})
+    head = " | ".join(f"@{h}" for h in horizons)
+    sep = "|---" * (len(horizons) + 1) + "|"
+    regret = [f"| benchmark | {head} |", sep]
+    diffs = [f"| benchmark | {head} |", sep]
+    ahead = []
+    for name, board in boards.items():
+        cells, dcells = [], []
+        for h in horizons:
+            if h not in board:
+                cells.append("-")
+                dcells.append("-")
+                continue
+            row = board[h]
+            cells.append(f"{row['reference']:.4f} ({row['best']} {row['best_regret']:.4f})")
+            dcells.append(f"{_cell(row)} ({row['best']})")
+            for method, (mean, se) in row["ahead"].items():
+                ahead.append(f"- {name} @{h}: {method}, {mean:+.4f} ± {se:.4f}")
+        regret.append(f"| {name} | " + " | ".join(cells) + " |")
+        diffs.append(f"| {name} | " + " | ".join(dcells) + " |")
+    parts = [
+        f"Mean normalized regret of {reference} (in brackets: the other method of lowest mean "
+        "regret at that horizon, and its regret):",
+        "",
+        *regret,
+        "",
+        f"{reference} minus that method, paired by target (mean ± standard error over "
+        f"targets; negative: {reference} ahead; bold: behind by more than one standard error):",
+        "",
+        *diffs,
+        "",
+        f"Methods ahead of {reference} by more than one standard error:",
+        "",
+        *(ahead or ["- none"]),
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def plot(
+    boards: Mapping[str, Mapping[int, Mapping[str, Any]]], reference: str, path: str | Path
+) -> Path:
+    """Heat map of the paired difference in standard errors, one cell per benchmark and
+    horizon, annotated with the difference and the strongest other method.
+
+    Parameters
+    ----------
+    boards : mapping of str to dict
+        Per benchmark name, what :func:`compare` returned.
+    reference : str
+        The reference method's name, for the title.
+    path : str or path-like
+        Where the PNG goes.
+
+    Returns
+    -------
+    Path
+        The file written.
+    """
+    plt = _pyplot()
+    names = list(boards)
+    horizons = sorted({h for b in boards.values() for h in b})
+    z = np.full((len(names), len(horizons)), math.nan)
+    fig, ax = plt.subplots(figsize=(1.9 * len(horizons) + 2.2, 0.55 * len(names) + 1.6))
+    for i, name in enumerate(names):
+        for j, h in enumerate(horizons):
+            row = boards[name].get(h)
+            if row is None:
+                continue
+            se = row["se"] if row["se"] > 0 else math.inf
+            z[i, j] = np.clip(row["diff"] / se, -3.0, 3.0) if math.isfinite(se) else 0.0
+            ax.text(
+                j, i, f"{row['diff']:+.4f}\n{row['best']}", ha="center", va="center", fontsize=7
+            )
+    image = ax.imshow(z, cmap="RdBu_r", vmin=-3.0, vmax=3.0, aspect="auto")
+    ax.set_xticks(range(len(horizons)), [f"@{h}" for h in horizons])
+    ax.set_yticks(range(len(names)), names)
+    ax.set_xlabel("evaluations")
+    ax.set_title(
+        f"{reference} minus the strongest other method\n"
+        f"(blue: {reference} ahead; colour: difference / SE, clipped at 3)",
+        fontsize=10,
+    )
+    fig.colorbar(image, ax=ax, label="difference / standard error")
+    fig.tight_layout()
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
+
+
+def _named(arg: str) -> tuple[str, Path]:
+    name, sep, path = arg.partition("=")
+    if not sep:
+        path = name
+        name = Path(path.rstrip("/")).name
+    return name, Path(path).expanduser()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Command-line entry point (``rmbo-tune bench scoreboard``).
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Command-line arguments (default: ``sys.argv[1:]``); ``--help`` lists them.
+    """
+    p = argparse.ArgumentParser(
+        prog="rmbo-tune bench scoreboard",
+        description="Compare one method with the strongest other one on several "
+        "'rmbo-tune bench tabular' results at once.",
+    )
+    p.add_argument("results", nargs="+", help="results directories or files, as DIR or NAME=DIR")
+    p.add_argument("--reference", default="rm-gp-ucb", help="method compared (rm-gp-ucb)")
+    p.add_argument(
+        "--horizons", type=positive_int_list, default=[5, 10, 25, 50], help="5,10,25,50"
+    )
+    p.add_argument("--out", default="bench-results/scoreboard")
+    a = p.parse_args(argv)
+    boards: dict[str, dict[int, dict[str, Any]]] = {}
+    for arg in a.results:
+        name, path = _named(arg)
+        if name in boards:
+            p.error(f"two results are named {name!r}: give NAME=DIR")
+        doc = load_results(path)
+        if doc["task"] != "tabular":
+            p.error(f"{path} holds a {doc['task']!r} benchmark, not a tabular one")
+        try:
+            boards[name] = compare(doc, a.reference, a.horizons)
+        except ValueError as exc:
+            p.error(f"{path}: {exc}")
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    text = markdown(boards, a.reference)
+    (out / "scoreboard.md").write_text(text)
+    png = plot(boards, a.reference, out / "scoreboard.png")
+    print(text)
+    print(f"wrote {out / 'scoreboard.md'} and {png}")
