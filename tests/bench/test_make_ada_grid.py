@@ -2,11 +2,11 @@ from pathlib import Path
 
 import pytest
 
-from rmbo_tune.bench import make_ada_grid, make_hgb_grid, tabular
-from rmbo_tune.bench.tabular_data import load_tabular
+from rmbo_tune.bench import make_ada_grid, make_hgb_grid
 from tests.bench.test_make_hgb_grid import (
     assert_shipped_grid,
     shipped_rows,
+    shipped_suite,
     shipped_value,
 )
 
@@ -40,12 +40,7 @@ def test_a_tree_that_fits_the_training_folds_makes_rate_and_rounds_irrelevant():
 
 
 def test_the_suite_encodes_three_log_columns_and_one_categorical():
-    suite = tabular.SUITES["ada"]
-    bench = load_tabular(
-        tabular.DATA_DIR / suite["folder"],
-        mode="max",
-        log_columns=suite["log_columns"].split(","),
-    )
+    bench = shipped_suite("ada")
     assert bench.encoding.categories["class_weight"] == ["balanced", "none"]
     assert all(bench.encoding.numeric[c][2] for c in ("learning_rate", "n_estimators"))
     assert len(bench.tasks) == 24

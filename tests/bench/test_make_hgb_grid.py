@@ -5,7 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rmbo_tune.bench import make_hgb_grid
+from rmbo_tune.bench import make_hgb_grid, tabular
+from rmbo_tune.bench.tabular_data import TabularBenchmark, load_tabular
 
 DATA = Path(make_hgb_grid.__file__).resolve().parent / "data" / "hgb-grid"
 
@@ -38,6 +39,17 @@ def shipped_rows(folder: Path, dataset: str) -> list[dict[str, str]]:
     """The rows of ``folder/dataset.csv``, as read by ``csv.DictReader``."""
     with open(folder / f"{dataset}.csv") as fh:
         return list(csv.DictReader(fh))
+
+
+def shipped_suite(name: str) -> TabularBenchmark:
+    """A shipped suite's meta-dataset, read as ``rmbo-tune bench tabular --suite NAME`` reads
+    it (its folder, direction and log-scaled columns)."""
+    suite = tabular.SUITES[name]
+    return load_tabular(
+        tabular.DATA_DIR / suite["folder"],
+        mode=suite.get("mode", "max"),
+        log_columns=suite["log_columns"].split(","),
+    )
 
 
 def shipped_value(folder: Path, dataset: str, config: dict, categorical: tuple = ()) -> float:

@@ -2,11 +2,11 @@ from pathlib import Path
 
 import pytest
 
-from rmbo_tune.bench import make_hgb_grid, make_knn_grid, tabular
-from rmbo_tune.bench.tabular_data import load_tabular
+from rmbo_tune.bench import make_hgb_grid, make_knn_grid
 from tests.bench.test_make_hgb_grid import (
     assert_shipped_grid,
     shipped_rows,
+    shipped_suite,
     shipped_value,
 )
 
@@ -37,10 +37,7 @@ def test_the_scaler_matters_where_features_have_different_units():
 
 
 def test_the_suite_encodes_three_categorical_columns_as_one_hot():
-    suite = tabular.SUITES["knn"]
-    bench = load_tabular(
-        tabular.DATA_DIR / suite["folder"], mode="max", log_columns=[suite["log_columns"]]
-    )
+    bench = shipped_suite("knn")
     assert bench.encoding.categories["scaler"] == ["minmax", "none", "standard"]
     assert "weights=distance" in bench.encoding.features
     assert all(task.X.shape == (162, 9) for task in bench.tasks)

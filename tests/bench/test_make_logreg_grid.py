@@ -2,11 +2,11 @@ from pathlib import Path
 
 import pytest
 
-from rmbo_tune.bench import make_hgb_grid, make_logreg_grid, tabular
-from rmbo_tune.bench.tabular_data import load_tabular
+from rmbo_tune.bench import make_hgb_grid, make_logreg_grid
 from tests.bench.test_make_hgb_grid import (
     assert_shipped_grid,
     shipped_rows,
+    shipped_suite,
     shipped_value,
 )
 
@@ -40,10 +40,7 @@ def test_class_weighting_matters_where_one_class_is_rare():
 
 
 def test_the_suite_encodes_three_categorical_columns_as_one_hot():
-    suite = tabular.SUITES["logreg"]
-    bench = load_tabular(
-        tabular.DATA_DIR / suite["folder"], mode="max", log_columns=[suite["log_columns"]]
-    )
+    bench = shipped_suite("logreg")
     assert bench.encoding.categories["penalty"] == ["l1", "l2"]
     assert "class_weight=balanced" in bench.encoding.features
     assert all(task.X.shape == (108, 8) for task in bench.tasks)

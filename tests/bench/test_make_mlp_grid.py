@@ -4,10 +4,10 @@ from pathlib import Path
 import pytest
 
 from rmbo_tune.bench import make_hgb_grid, make_mlp_grid, tabular
-from rmbo_tune.bench.tabular_data import load_tabular
 from tests.bench.test_make_hgb_grid import (
     assert_shipped_grid,
     shipped_rows,
+    shipped_suite,
     shipped_value,
 )
 
@@ -60,9 +60,7 @@ def test_every_dataset_is_learnable_and_the_best_settings_differ():
 
 
 def test_the_suite_minimizes_and_encodes_the_activation_as_one_hot():
-    suite = tabular.SUITES["mlp"]
-    assert suite["mode"] == "min"
-    columns = suite["log_columns"].split(",")
-    bench = load_tabular(tabular.DATA_DIR / suite["folder"], mode="min", log_columns=columns)
+    assert tabular.SUITES["mlp"]["mode"] == "min"
+    bench = shipped_suite("mlp")
     assert bench.encoding.categories["activation"] == ["relu", "tanh"]
     assert all(task.X.shape == (96, 5) for task in bench.tasks)

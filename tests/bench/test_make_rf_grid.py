@@ -3,9 +3,12 @@ from pathlib import Path
 
 import pytest
 
-from rmbo_tune.bench import make_hgb_grid, make_rf_grid, tabular
-from rmbo_tune.bench.tabular_data import load_tabular
-from tests.bench.test_make_hgb_grid import assert_shipped_grid, shipped_value
+from rmbo_tune.bench import make_hgb_grid, make_rf_grid
+from tests.bench.test_make_hgb_grid import (
+    assert_shipped_grid,
+    shipped_suite,
+    shipped_value,
+)
 
 DATA = Path(make_rf_grid.__file__).resolve().parent / "data" / "rf-grid"
 
@@ -40,9 +43,7 @@ def test_build_names_an_unknown_dataset(tmp_path, capsys):
 
 
 def test_the_suite_encodes_the_criterion_as_one_hot_columns():
-    suite = tabular.SUITES["rf"]
-    columns = suite["log_columns"].split(",")
-    bench = load_tabular(tabular.DATA_DIR / suite["folder"], mode="max", log_columns=columns)
+    bench = shipped_suite("rf")
     assert bench.encoding.categories["criterion"] == ["entropy", "gini"]
     assert "criterion=gini" in bench.encoding.features
     assert all(task.X.shape == (128, 5) for task in bench.tasks)

@@ -4,9 +4,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rmbo_tune.bench import make_hgb_grid, make_sgd_grid, tabular
-from rmbo_tune.bench.tabular_data import load_tabular
-from tests.bench.test_make_hgb_grid import assert_shipped_grid, shipped_value
+from rmbo_tune.bench import make_hgb_grid, make_sgd_grid
+from tests.bench.test_make_hgb_grid import (
+    assert_shipped_grid,
+    shipped_suite,
+    shipped_value,
+)
 
 DATA = Path(make_sgd_grid.__file__).resolve().parent / "data" / "sgd-grid"
 CATEGORICAL = ("loss", "penalty", "averaging", "class_weight")
@@ -45,10 +48,7 @@ def test_averaging_steadies_the_hinge_loss_with_a_weak_penalty():
 
 
 def test_the_suite_encodes_four_categorical_columns_as_one_hot():
-    suite = tabular.SUITES["sgd"]
-    bench = load_tabular(
-        tabular.DATA_DIR / suite["folder"], mode="max", log_columns=[suite["log_columns"]]
-    )
+    bench = shipped_suite("sgd")
     assert bench.encoding.categories["loss"] == ["hinge", "log_loss", "modified_huber"]
     assert "averaging=asgd" in bench.encoding.features
     assert len(bench.tasks) == 24

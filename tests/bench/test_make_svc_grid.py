@@ -2,11 +2,11 @@ from pathlib import Path
 
 import pytest
 
-from rmbo_tune.bench import make_hgb_grid, make_svc_grid, tabular
-from rmbo_tune.bench.tabular_data import load_tabular
+from rmbo_tune.bench import make_hgb_grid, make_svc_grid
 from tests.bench.test_make_hgb_grid import (
     assert_shipped_grid,
     shipped_rows,
+    shipped_suite,
     shipped_value,
 )
 
@@ -36,12 +36,7 @@ def test_the_narrowest_kernel_memorizes_the_training_points():
 
 
 def test_the_suite_encodes_two_categorical_columns_as_one_hot():
-    suite = tabular.SUITES["svc"]
-    bench = load_tabular(
-        tabular.DATA_DIR / suite["folder"],
-        mode="max",
-        log_columns=suite["log_columns"].split(","),
-    )
+    bench = shipped_suite("svc")
     assert bench.encoding.categories["scaler"] == ["minmax", "standard"]
     assert "class_weight=balanced" in bench.encoding.features
     assert len(bench.tasks) == 24

@@ -4,9 +4,12 @@ from pathlib import Path
 
 import pytest
 
-from rmbo_tune.bench import make_hgb_grid, make_tree_design, tabular
-from rmbo_tune.bench.tabular_data import load_tabular
-from tests.bench.test_make_hgb_grid import shipped_rows, shipped_value
+from rmbo_tune.bench import make_hgb_grid, make_tree_design
+from tests.bench.test_make_hgb_grid import (
+    shipped_rows,
+    shipped_suite,
+    shipped_value,
+)
 
 DATA = Path(make_tree_design.__file__).resolve().parent / "data" / "tree-design"
 CATEGORICAL = tuple(make_tree_design.CATEGORICAL)
@@ -64,10 +67,7 @@ def test_build_writes_the_design_in_order(tmp_path, capsys):
 
 
 def test_the_suite_encodes_three_categorical_columns_and_five_log_scaled_ones():
-    suite = tabular.SUITES["tree"]
-    bench = load_tabular(
-        tabular.DATA_DIR / suite["folder"], mode="max", log_columns=suite["log_columns"].split(",")
-    )
+    bench = shipped_suite("tree")
     assert bench.encoding.categories["splitter"] == ["best", "random"]
     assert all(bench.encoding.numeric[k][2] for k in make_tree_design.NUMERIC)
     assert len(bench.tasks) == 24
