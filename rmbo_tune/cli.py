@@ -30,6 +30,7 @@ BENCHES = {
     "overhead": "rmbo_tune.bench.overhead",
     "load-time": "rmbo_tune.bench.load_time",
     "scoreboard": "rmbo_tune.bench.scoreboard",
+    "ablation": "rmbo_tune.bench.ablation",
 }
 
 

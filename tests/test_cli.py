@@ -16,6 +16,7 @@ OWN_OPTION = {
     "load-time": "--experiments",
     "fidelity": "--reverse-rung1",
     "scoreboard": "--reference",
+    "ablation": "--method",
 }
 
 

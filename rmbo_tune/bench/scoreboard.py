@@ -153,10 +153,14 @@ def markdown(boards: Mapping[str, Mapping[int, Mapping[str, Any]]], reference: s
 
 
 def plot(
-    boards: Mapping[str, Mapping[int, Mapping[str, Any]]], reference: str, path: str | Path
+    boards: Mapping[str, Mapping[int, Mapping[str, Any]]],
+    reference: str,
+    path: str | Path,
+    title: str | None = None,
 ) -> Path:
     """Heat map of the paired difference in standard errors, one cell per benchmark and
-    horizon, annotated with the difference and the strongest other method.
+    horizon, annotated with the difference (and, without ``title``, the strongest other
+    method).
 
     Parameters
     ----------
@@ -166,6 +170,9 @@ def plot(
         The reference method's name, for the title.
     path : str or path-like
         Where the PNG goes.
+    title : str, optional
+        The first line of the title, when the other side is one fixed run (an ablation's
+        base) rather than the strongest other method.
 
     Returns
     -------
@@ -184,17 +191,19 @@ def plot(
                 continue
             se = row["se"] if row["se"] > 0 else math.inf
             z[i, j] = np.clip(row["diff"] / se, -3.0, 3.0) if math.isfinite(se) else 0.0
-            ax.text(
-                j, i, f"{row['diff']:+.4f}\n{row['best']}", ha="center", va="center", fontsize=7
-            )
+            text = f"{row['diff']:+.4f}" + ("" if title else f"\n{row['best']}")
+            ax.text(j, i, text, ha="center", va="center", fontsize=7)
     image = ax.imshow(z, cmap="RdBu_r", vmin=-3.0, vmax=3.0, aspect="auto")
     ax.set_xticks(range(len(horizons)), [f"@{h}" for h in horizons])
     ax.set_yticks(range(len(names)), names)
     ax.set_xlabel("evaluations")
+    first, ahead = (
+        (title, "the variant")
+        if title
+        else (f"{reference} minus the strongest other method", reference)
+    )
     ax.set_title(
-        f"{reference} minus the strongest other method\n"
-        f"(blue: {reference} ahead; colour: difference / SE, clipped at 3)",
-        fontsize=10,
+        f"{first}\n(blue: {ahead} ahead; colour: difference / SE, clipped at 3)", fontsize=10
     )
     fig.colorbar(image, ax=ax, label="difference / standard error")
     fig.tight_layout()
