@@ -67,7 +67,19 @@ def _reference(doc: Mapping[str, Any]) -> float:
     return max(vals) if doc["mode"] == "max" else min(vals)
 
 
-def _mean_se(col: Array) -> tuple[float, float]:
+def mean_se(col: Array) -> tuple[float, float]:
+    """Mean and standard error of the finite entries of ``col``.
+
+    Parameters
+    ----------
+    col : ndarray
+        Values; NaN and infinite ones are left out.
+
+    Returns
+    -------
+    (float, float)
+        The mean and ``std(ddof=1) / sqrt(n)`` (0 for one value; both NaN for none).
+    """
     col = col[np.isfinite(col)]
     if len(col) == 0:
         return (math.nan, math.nan)
@@ -114,10 +126,10 @@ def summarize(doc: Mapping[str, Any], horizons: Sequence[int]) -> list[dict[str,
             if not 1 <= h <= length:
                 continue
             col = curves[:, h - 1]
-            row[f"best@{h}"] = _mean_se(col)
-            row[f"regret@{h}"] = _mean_se(np.abs(opt - col))
+            row[f"best@{h}"] = mean_se(col)
+            row[f"regret@{h}"] = mean_se(np.abs(opt - col))
             if np.isfinite(span).all():
-                row[f"nregret@{h}"] = _mean_se(np.abs(opt - col) / span)
+                row[f"nregret@{h}"] = mean_se(np.abs(opt - col) / span)
         secs = [np.median(r["seconds"]) for r in runs if r.get("seconds")]
         row["ms"] = 1000.0 * float(np.median(secs)) if secs else math.nan
         rows.append(row)
@@ -158,7 +170,19 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], *, metric: str = "best") -
     return "\n".join(lines)
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the non-interactive Agg backend.
+
+    Returns
+    -------
+    module
+        ``matplotlib.pyplot``.
+
+    Raises
+    ------
+    ImportError
+        If matplotlib is not installed, naming the extra that brings it.
+    """
     try:
         import matplotlib
     except ImportError as exc:
@@ -186,7 +210,7 @@ def plot_best_so_far(doc: Mapping[str, Any], path: str | Path) -> Path:
     pathlib.Path
         The file written.
     """
-    plt = _pyplot()
+    plt = pyplot()
     mode = doc["mode"]
     per_run_opt = _per_run_optimum(doc)
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
@@ -240,7 +264,7 @@ def plot_meta_weights(doc: Mapping[str, Any], path: str | Path) -> Path | None:
     }
     if not with_w:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(
         1, len(with_w), figsize=(5.2 * len(with_w), 3.8), squeeze=False, sharey=True
     )
@@ -418,7 +442,7 @@ def paired_differences(
         for h in horizons:
             if 1 <= h <= length:
                 diff = np.array([ref[t][h - 1] - other[t][h - 1] for t in targets])
-                row[f"diff@{h}"] = _mean_se(diff)
+                row[f"diff@{h}"] = mean_se(diff)
         rows.append(row)
     return rows
 

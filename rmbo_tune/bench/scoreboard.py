@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from rmbo_tune.bench.options import positive_int_list
-from rmbo_tune.bench.report import _mean_se, _pyplot, load_results, regret_by_target
+from rmbo_tune.bench.report import load_results, mean_se, pyplot, regret_by_target
 
 __all__ = ["compare", "main", "markdown", "plot"]
 
@@ -79,7 +79,7 @@ def compare(
             continue
         means = {m: float(np.nanmean(table[m][:, h - 1])) for m in others}
         best = min(others, key=lambda m: means[m])
-        paired = {m: _mean_se(table[reference][:, h - 1] - table[m][:, h - 1]) for m in others}
+        paired = {m: mean_se(table[reference][:, h - 1] - table[m][:, h - 1]) for m in others}
         out[h] = {
             "reference": float(np.nanmean(table[reference][:, h - 1])),
             "targets": len(targets),
@@ -179,7 +179,7 @@ def plot(
     Path
         The file written.
     """
-    plt = _pyplot()
+    plt = pyplot()
     names = list(boards)
     horizons = sorted({h for b in boards.values() for h in b})
     z = np.full((len(names), len(horizons)), math.nan)

@@ -130,3 +130,10 @@ def test_paired_differences_average_seeds_then_pair_targets() -> None:
     assert report.paired_differences(doc, "missing", [1]) == []
     del doc["runs"]["other"][0]["target"]
     assert report.paired_differences(doc, "ref", [1]) == []
+
+
+def test_mean_se_leaves_out_values_that_are_not_finite() -> None:
+    mean, se = report.mean_se(np.array([1.0, 3.0, math.nan, math.inf]))
+    assert mean == pytest.approx(2.0) and se == pytest.approx(np.sqrt(2.0) / np.sqrt(2.0))
+    assert report.mean_se(np.array([4.0])) == (4.0, 0.0)
+    assert all(math.isnan(v) for v in report.mean_se(np.array([math.nan])))
