@@ -2,8 +2,8 @@
 
 ``rmbo-tune bench tabular --data DIR --mode min`` (or ``python -m rmbo_tune.bench.tabular``);
 ``rmbo-tune bench tabular --suite svm`` (or ``hgb``, ``rf``, ``knn``, ``logreg``, ``sgd``,
-``tree``, ``mlp``, ``svc``) runs a meta-dataset shipped with the package (``rmbo_tune/bench/data``)
-with the paper's protocol as defaults.
+``tree``, ``mlp``, ``svc``, ``ada``) runs a meta-dataset shipped with the package
+(``rmbo_tune/bench/data``) with the paper's protocol as defaults.
 
 Data format
 -----------
