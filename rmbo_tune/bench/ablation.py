@@ -220,6 +220,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     text = markdown(boards, a.method)
     (out / "ablation.md").write_text(text)
-    png = plot(boards, a.method, out / "ablation.png", title=f"{a.method}: variant minus base")
+    title = f"{a.method}: variant minus base"
+    png = plot(boards, "the variant", out / "ablation.png", title=title)
     print(text)
     print(f"wrote {out / 'ablation.md'} and {png}")

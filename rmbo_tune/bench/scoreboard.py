@@ -167,7 +167,7 @@ def plot(
     boards : mapping of str to dict
         Per benchmark name, what :func:`compare` returned.
     reference : str
-        The reference method's name, for the title.
+        The reference's name, for the title ("blue: ... ahead").
     path : str or path-like
         Where the PNG goes.
     title : str, optional
@@ -197,13 +197,9 @@ def plot(
     ax.set_xticks(range(len(horizons)), [f"@{h}" for h in horizons])
     ax.set_yticks(range(len(names)), names)
     ax.set_xlabel("evaluations")
-    first, ahead = (
-        (title, "the variant")
-        if title
-        else (f"{reference} minus the strongest other method", reference)
-    )
+    first = title or f"{reference} minus the strongest other method"
     ax.set_title(
-        f"{first}\n(blue: {ahead} ahead; colour: difference / SE, clipped at 3)", fontsize=10
+        f"{first}\n(blue: {reference} ahead; colour: difference / SE, clipped at 3)", fontsize=10
     )
     fig.colorbar(image, ax=ax, label="difference / standard error")
     fig.tight_layout()
