@@ -99,11 +99,12 @@ def _gp_ucb(c: Context) -> acq.Acquisition:
 
 
 def _thompson(c: Context, late: bool = False) -> acq.Acquisition:
-    """A target sample; ``late``: of the model with the meta-tasks' basis once it is due."""
+    """A target sample; ``late``: of the model with the meta-tasks' basis once it is due
+    (or from the first observation, option ``ts_early_basis``)."""
     c.record["branch"] = "target"
     scale = c.beta if c.options.ts_scale == "beta" else c.escalation
     n_features, n_observed = c.options.n_rff_features, c.fitted.gp.n_obs
-    if late and _basis_due(c):
+    if late and (_basis_due(c) or _early_basis(c)):
         return MetaBasisSample(
             c.gp,
             c.meta,
@@ -125,6 +126,13 @@ def _basis_due(c: Context) -> bool:
     once ``nu <= meta_basis_nu`` (:mod:`~rmbo_tune.engine.meta_basis`)."""
     opt = c.options
     return opt.meta_basis_nu > 0.0 and c.nu <= opt.meta_basis_nu and c.gp.gp.n_obs > 0
+
+
+def _early_basis(c: Context) -> bool:
+    """Whether RM-GP-TS's target samples take the basis before it is due (option
+    ``ts_early_basis``): from the first observation."""
+    opt = c.options
+    return opt.ts_early_basis and opt.meta_basis_nu > 0.0 and c.gp.gp.n_obs > 0
 
 
 def _late_target(c: Context) -> acq.CachedTarget:

@@ -212,6 +212,22 @@ def test_rm_gp_ts_samples_the_model_with_the_basis_once_nu_is_spent() -> None:
     assert isinstance(methods._thompson(context, late=True), acquisition.SampledFunction)
 
 
+def test_rm_gp_ts_can_sample_the_model_with_the_basis_from_the_first_observation() -> None:
+    # After two evaluations nu is far from spent: by default the target branch is cold.
+    context = _mirror_context(n=2, method="rm-gp-ts")
+    assert context.nu > context.options.meta_basis_nu
+    assert isinstance(methods._thompson(context, late=True), acquisition.SampledFunction)
+    early = _mirror_context(n=2, method="rm-gp-ts", ts_early_basis=True)
+    assert early.nu == context.nu
+    sample = methods._thompson(early, late=True)
+    assert isinstance(sample, MetaBasisSample) and early.record["branch"] == "target"
+    # No basis without meta_basis_nu, none before the first observation, none for GP-TS.
+    off = _mirror_context(n=2, method="rm-gp-ts", ts_early_basis=True, meta_basis_nu=0.0)
+    assert isinstance(methods._thompson(off, late=True), acquisition.SampledFunction)
+    assert not methods._early_basis(_mirror_context(n=0, method="rm-gp-ts", ts_early_basis=True))
+    assert isinstance(methods._thompson(early), acquisition.SampledFunction)
+
+
 @pytest.mark.parametrize("ts_scale", ["beta", "none"])
 def test_an_escalation_widens_the_thompson_sample(monkeypatch, ts_scale) -> None:
     # On a 1-D bowl the sample's maximum soon lands on an observation: each escalation must
