@@ -286,7 +286,7 @@ class MetaBOOptions:
         5 lower on decision trees (-0.0067 ± 0.0017), boosting (-0.0069 ± 0.0030), random
         forest (-0.0060 ± 0.0038), AdaBoost and RBF SVMs, higher on SVM (+0.0097 ± 0.0065),
         nearest neighbours, logistic regression and SGD (``docs/benchmarks.md``, "Thompson
-        sampling"). Without ``meta_basis_nu`` there is no basis to take.
+        sampling"). With ``meta_basis_nu=0`` there is no basis to take.
     ts_pool_size : int
         Posterior samples drawn ahead of time per meta-task for RM-GP-TS.
     duplicate_tol : float
