@@ -186,7 +186,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--functions", type=positive_int, default=20)
     p.add_argument("--iterations", type=positive_int, default=50)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--methods", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    p.add_argument(
+        "--methods",
+        nargs="+",
+        default=list(VARIANTS),
+        help=f"space- or comma-separated, from {','.join(VARIANTS)} (default: all)",
+    )
     p.add_argument(
         "--dissimilar",
         action="store_true",
@@ -213,13 +218,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         given = parse_options(a.option)
     except (TypeError, ValueError) as exc:
         p.error(str(exc))
+    methods = [m for arg in a.methods for m in arg.split(",") if m]
+    unknown = [m for m in methods if m not in VARIANTS]
+    if unknown or not methods:
+        p.error(f"unknown method(s) {unknown} in --methods; choose from {list(VARIANTS)}")
     gaps = DISSIMILAR_GAPS if a.dissimilar else ADVERSARIAL_GAPS if a.adversarial else PAPER_GAPS
     options = {"r": 0.99, **given} if a.dissimilar else given
     t0 = time.time()
     res = run(
         n_functions=a.functions,
         n_iter=a.iterations,
-        variants=a.methods,
+        variants=methods,
         gaps=gaps,
         seed=a.seed,
         options=options,

@@ -29,6 +29,7 @@ def test_maximum_in_several_dimensions_bounds_random_points():
         (["--adversarial", "--dissimilar"], "choose one of"),
         (["--option", "probe=2"], "probe"),
         (["--option", "no_such_option=1"], "no_such_option"),
+        (["--methods", "rm-gp-ucb,gp-bogus"], "unknown method(s) ['gp-bogus'] in --methods"),
     ],
 )
 def test_cli_refuses_bad_arguments(argv, message, capsys):
@@ -43,7 +44,7 @@ def test_cli_options_reach_the_engine(tmp_path, capsys):
     def second_points(*extra):
         out = tmp_path / "-".join(extra or ("default",))
         argv = ["--adversarial", "--functions", "1", "--iterations", "3"]
-        synthetic.main([*argv, "--methods", "rm-gp-ucb", "--out", str(out), *extra])
+        synthetic.main([*argv, "--methods", "rm-gp-ucb,", "--out", str(out), *extra])
         doc = report.load_results(out / "results.json")
         return doc["settings"], doc["runs"]["rm-gp-ucb"][0]["values"]
 
