@@ -27,7 +27,7 @@ from typing import Any
 
 from rmbo_tune.bench.options import positive_int_list
 from rmbo_tune.bench.report import load_results
-from rmbo_tune.bench.scoreboard import compare, plot
+from rmbo_tune.bench.scoreboard import compare, paired_cell, write
 
 __all__ = ["main", "markdown", "pair", "pair_folders"]
 
@@ -182,10 +182,7 @@ def markdown(boards: Mapping[str, Mapping[int, Mapping[str, Any]]], method: str)
             if row is None:
                 cells.append("-")
                 continue
-            diff = f"{row['diff']:+.4f} ± {row['se']:.4f}"
-            if row["diff"] > row["se"]:
-                diff = f"**{diff}**"
-            cells.append(f"{row['reference']:.4f} / {row['best_regret']:.4f}: {diff}")
+            cells.append(f"{row['reference']:.4f} / {row['best_regret']:.4f}: {paired_cell(row)}")
         targets = max((row["targets"] for row in board.values()), default=0)
         lines.append(f"| {name} | {targets} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -216,11 +213,5 @@ def main(argv: Sequence[str] | None = None) -> None:
         boards = pair_folders(a.base, a.variant, a.method, a.horizons)
     except (FileNotFoundError, ValueError) as exc:
         p.error(str(exc))
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    text = markdown(boards, a.method)
-    (out / "ablation.md").write_text(text)
     title = f"{a.method}: variant minus base"
-    png = plot(boards, "the variant", out / "ablation.png", title=title)
-    print(text)
-    print(f"wrote {out / 'ablation.md'} and {png}")
+    write(boards, markdown(boards, a.method), a.out, "ablation", "the variant", title=title)

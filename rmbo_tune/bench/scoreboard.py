@@ -27,7 +27,7 @@ import numpy as np
 from rmbo_tune.bench.options import positive_int_list
 from rmbo_tune.bench.report import load_results, mean_se, pyplot, regret_by_target
 
-__all__ = ["compare", "main", "markdown", "plot"]
+__all__ = ["compare", "main", "markdown", "paired_cell", "plot", "write"]
 
 
 def compare(
@@ -92,7 +92,20 @@ def compare(
     return out
 
 
-def _cell(row: Mapping[str, Any]) -> str:
+def paired_cell(row: Mapping[str, Any]) -> str:
+    """A paired difference as a table cell, ``diff ± se``, in bold where the reference is
+    behind by more than one standard error.
+
+    Parameters
+    ----------
+    row : mapping
+        One horizon of what :func:`compare` returns (``diff`` and ``se``).
+
+    Returns
+    -------
+    str
+        The Markdown cell text.
+    """
     text = f"{row['diff']:+.4f} ± {row['se']:.4f}"
     return f"**{text}**" if row["diff"] > row["se"] else text
 
@@ -129,7 +142,7 @@ def markdown(boards: Mapping[str, Mapping[int, Mapping[str, Any]]], reference: s
                 continue
             row = board[h]
             cells.append(f"{row['reference']:.4f} ({row['best']} {row['best_regret']:.4f})")
-            dcells.append(f"{_cell(row)} ({row['best']})")
+            dcells.append(f"{paired_cell(row)} ({row['best']})")
             for method, (mean, se) in row["ahead"].items():
                 ahead.append(f"- {name} @{h}: {method}, {mean:+.4f} ± {se:.4f}")
         regret.append(f"| {name} | " + " | ".join(cells) + " |")
@@ -250,10 +263,37 @@ def main(argv: Sequence[str] | None = None) -> None:
             boards[name] = compare(doc, a.reference, a.horizons)
         except ValueError as exc:
             p.error(f"{path}: {exc}")
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    text = markdown(boards, a.reference)
-    (out / "scoreboard.md").write_text(text)
-    png = plot(boards, a.reference, out / "scoreboard.png")
+    write(boards, markdown(boards, a.reference), a.out, "scoreboard", a.reference)
+
+
+def write(
+    boards: Mapping[str, Mapping[int, Mapping[str, Any]]],
+    text: str,
+    out: str | Path,
+    stem: str,
+    reference: str,
+    title: str | None = None,
+) -> None:
+    """Write ``STEM.md`` (``text``) and ``STEM.png`` (:func:`plot`) to ``out`` and print
+    the table and where both went.
+
+    Parameters
+    ----------
+    boards : mapping of str to dict
+        Per benchmark name, what :func:`compare` returned.
+    text : str
+        The Markdown tables.
+    out : str or path-like
+        The output directory, created if missing.
+    stem : str
+        The files' name without extension.
+    reference, title : str
+        As :func:`plot` takes them.
+    """
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    md = folder / f"{stem}.md"
+    md.write_text(text)
+    png = plot(boards, reference, folder / f"{stem}.png", title=title)
     print(text)
-    print(f"wrote {out / 'scoreboard.md'} and {png}")
+    print(f"wrote {md} and {png}")
