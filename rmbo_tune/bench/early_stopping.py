@@ -47,7 +47,7 @@ import numpy as np
 
 from rmbo_tune.bench import report
 from rmbo_tune.bench.console import Progress
-from rmbo_tune.bench.options import positive_int
+from rmbo_tune.bench.options import method_list, positive_int
 from rmbo_tune.engine import MetaBO
 from rmbo_tune.engine.types import Array
 from rmbo_tune.fidelity import FidelityTracker
@@ -322,10 +322,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--processes", type=positive_int, default=os.cpu_count() or 1)
     p.add_argument("--out", default="bench-results/fidelity")
     args = p.parse_args(argv)
-    methods = [m for m in args.methods.split(",") if m]
-    unknown = sorted(set(methods) - set(METHODS))
-    if unknown:
-        p.error(f"unknown method(s) {unknown}; known: {', '.join(METHODS)}")
+    try:
+        methods = method_list(args.methods, METHODS)
+    except ValueError as exc:
+        p.error(str(exc))
     curves = load_curves(args.data)
     if args.targets:
         keep = [n for n in args.targets.split(",") if n]

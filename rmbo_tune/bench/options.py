@@ -23,6 +23,35 @@ def positive_int_list(text: str) -> list[int]:
     return values
 
 
+def method_list(values: str | Sequence[str], known: Sequence[str]) -> list[str]:
+    """Method names from a ``--methods`` value: comma-separated text, or several such texts
+    (``nargs="+"``).
+
+    Parameters
+    ----------
+    values : str or sequence of str
+        The option's text(s).
+    known : sequence of str
+        The methods the command runs.
+
+    Returns
+    -------
+    list of str
+        The names, in the order given.
+
+    Raises
+    ------
+    ValueError
+        Naming the unknown names, if any, or if no name is given.
+    """
+    texts = [values] if isinstance(values, str) else list(values)
+    methods = [m for text in texts for m in text.split(",") if m]
+    unknown = [m for m in methods if m not in known]
+    if unknown or not methods:
+        raise ValueError(f"unknown method(s) {unknown} in --methods; choose from {list(known)}")
+    return methods
+
+
 def nonnegative_int(text: str) -> int:
     """An argparse type: an integer >= 0."""
     return _int_at_least(text, 0)

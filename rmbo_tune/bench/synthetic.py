@@ -25,7 +25,12 @@ import numpy as np
 from scipy import optimize
 
 from rmbo_tune.bench import report
-from rmbo_tune.bench.options import add_option_argument, parse_options, positive_int
+from rmbo_tune.bench.options import (
+    add_option_argument,
+    method_list,
+    parse_options,
+    positive_int,
+)
 from rmbo_tune.engine import MetaBO
 from rmbo_tune.engine.types import Array
 
@@ -218,10 +223,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         given = parse_options(a.option)
     except (TypeError, ValueError) as exc:
         p.error(str(exc))
-    methods = [m for arg in a.methods for m in arg.split(",") if m]
-    unknown = [m for m in methods if m not in VARIANTS]
-    if unknown or not methods:
-        p.error(f"unknown method(s) {unknown} in --methods; choose from {list(VARIANTS)}")
+    try:
+        methods = method_list(a.methods, list(VARIANTS))
+    except ValueError as exc:
+        p.error(str(exc))
     gaps = DISSIMILAR_GAPS if a.dissimilar else ADVERSARIAL_GAPS if a.adversarial else PAPER_GAPS
     options = {"r": 0.99, **given} if a.dissimilar else given
     t0 = time.time()

@@ -104,7 +104,7 @@ def _thompson(c: Context, late: bool = False) -> acq.Acquisition:
     c.record["branch"] = "target"
     scale = c.beta if c.options.ts_scale == "beta" else c.escalation
     n_features, n_observed = c.options.n_rff_features, c.fitted.gp.n_obs
-    if late and (_basis_due(c) or _early_basis(c)):
+    if late and _basis_due(c, early=c.options.ts_early_basis):
         return MetaBasisSample(
             c.gp,
             c.meta,
@@ -121,18 +121,12 @@ def _thompson(c: Context, late: bool = False) -> acq.Acquisition:
     return acq.SampledFunction(post, post.sample_weights(c.rng, scale=scale)[0])
 
 
-def _basis_due(c: Context) -> bool:
+def _basis_due(c: Context, early: bool = False) -> bool:
     """Whether the robust methods' target model takes the meta-tasks' basis function:
-    once ``nu <= meta_basis_nu`` (:mod:`~rmbo_tune.engine.meta_basis`)."""
+    once ``nu <= meta_basis_nu`` (:mod:`~rmbo_tune.engine.meta_basis`), or with ``early``
+    (RM-GP-TS's option ``ts_early_basis``) from the first observation."""
     opt = c.options
-    return opt.meta_basis_nu > 0.0 and c.nu <= opt.meta_basis_nu and c.gp.gp.n_obs > 0
-
-
-def _early_basis(c: Context) -> bool:
-    """Whether RM-GP-TS's target samples take the basis before it is due (option
-    ``ts_early_basis``): from the first observation."""
-    opt = c.options
-    return opt.ts_early_basis and opt.meta_basis_nu > 0.0 and c.gp.gp.n_obs > 0
+    return opt.meta_basis_nu > 0.0 and (early or c.nu <= opt.meta_basis_nu) and c.gp.gp.n_obs > 0
 
 
 def _late_target(c: Context) -> acq.CachedTarget:

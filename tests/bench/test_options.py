@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rmbo_tune.bench.options import parse_options
+from rmbo_tune.bench.options import method_list, parse_options
 
 
 def test_values_are_json_or_strings() -> None:
@@ -53,3 +53,13 @@ def test_integer_lists_are_comma_separated_counts() -> None:
         positive_int_list("5,0")
     with pytest.raises(argparse.ArgumentTypeError, match="expected comma-separated"):
         positive_int_list(",")
+
+
+def test_method_lists_take_commas_or_several_texts_and_name_unknown_ones() -> None:
+    known = ["a", "b", "c"]
+    assert method_list("b,a,", known) == ["b", "a"]
+    assert method_list(["c", "a,b"], known) == ["c", "a", "b"]
+    with pytest.raises(ValueError, match=r"unknown method\(s\) \['x'\] in --methods"):
+        method_list("a,x", known)
+    with pytest.raises(ValueError, match=r"unknown method\(s\) \[\]"):
+        method_list(",", known)

@@ -224,7 +224,8 @@ def test_rm_gp_ts_can_sample_the_model_with_the_basis_from_the_first_observation
     # No basis without meta_basis_nu, none before the first observation, none for GP-TS.
     off = _mirror_context(n=2, method="rm-gp-ts", ts_early_basis=True, meta_basis_nu=0.0)
     assert isinstance(methods._thompson(off, late=True), acquisition.SampledFunction)
-    assert not methods._early_basis(_mirror_context(n=0, method="rm-gp-ts", ts_early_basis=True))
+    blind = _mirror_context(n=0, method="rm-gp-ts", ts_early_basis=True)
+    assert not methods._basis_due(blind, early=True)
     assert isinstance(methods._thompson(early), acquisition.SampledFunction)
 
 
