@@ -3,7 +3,7 @@ points, and the maximization of an acquisition over a finite domain or the unit 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -50,9 +50,13 @@ def check_meta_tasks(
     out = []
     for i, task in enumerate(meta_tasks):
         try:
+            if isinstance(task, Mapping | str | bytes):
+                raise TypeError
             X, y = task
         except (TypeError, ValueError):
-            raise ValueError(f"meta_tasks[{i}] must be an (X, y) pair") from None
+            raise ValueError(
+                f"meta_tasks[{i}] must be an (X, y) pair, got {type(task).__name__}"
+            ) from None
         X = as_points(X, dim, f"meta_tasks[{i}] X")
         y = np.asarray(y, dtype=np.float64)
         if len(X) == 0:

@@ -24,6 +24,9 @@ def test_meta_task_errors_name_the_task_and_rows() -> None:
         cand.check_meta_tasks([(X, np.zeros(3)), (X, [0.0, 1.0, np.inf])], 1)
     with pytest.raises(ValueError, match=r"meta_tasks\[0\] must be an \(X, y\) pair"):
         cand.check_meta_tasks([5], 1)
+    # a mapping of two keys would unpack into its key names
+    with pytest.raises(ValueError, match=r"meta_tasks\[1\] must be an \(X, y\) pair, got dict"):
+        cand.check_meta_tasks([(X, np.zeros(3)), {"X": X, "y": np.zeros(3)}], 1)
 
 
 def test_fixed_candidates_include_each_meta_tasks_best_inputs() -> None:
