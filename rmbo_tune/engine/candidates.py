@@ -74,6 +74,17 @@ def check_meta_tasks(
     return out
 
 
+def level_ranks(X: Array, levels: Sequence[Array]) -> Array:
+    """Each column of ``X`` placed by its rank among that column's ``levels`` (the sorted
+    distinct values of a finite candidate set), interpolated between them: the levels are
+    spread evenly over their own range, so that neighbouring values of the set are equally
+    far apart whatever their coordinates. Evenly spaced levels map to themselves."""
+    out = np.array(X, dtype=np.float64)
+    for j, lv in enumerate(levels):
+        out[:, j] = np.interp(out[:, j], lv, np.linspace(lv[0], lv[-1], len(lv)))
+    return out
+
+
 def fixed_candidates(
     dim: int,
     n_sobol: int,

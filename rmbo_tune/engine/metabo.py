@@ -147,6 +147,8 @@ class MetaBO:
         self.rng, self._seeds = rng, seeds
         self.project = project or identity
         self.candidates = candidates
+        # Each column's distinct values in the candidate set (the repeat test's spacing).
+        self._levels = None if candidates is None else [np.unique(c) for c in candidates.T]
         if not self._method.uses_meta:
             tasks, hypers = [], []  # gp-ucb and random ignore meta-tasks: skip fitting them
         self._uses_meta = len(tasks) > 0
@@ -501,11 +503,16 @@ class MetaBO:
         ``REPEAT_RADIUS`` of one, in units of the target's length scales between the unwarped
         inputs (``MetaBOOptions.repeat_escalations`` says why not the warped ones), on a
         branch whose acquisition is the target's confidence bound (alone or beside the
-        meta-tasks')."""
+        meta-tasks'). On a finite candidate set each column's coordinates are replaced by
+        their ranks among its distinct values (:func:`~rmbo_tune.engine.candidates.
+        level_ranks`): the set's own spacing, so that the levels of a log-spaced parameter
+        scaled linearly are not repeats of each other, while a dense grid's neighbours are."""
         if branch not in ("target", "combined"):
             return False
-        ls = self.target.hyper.lengthscales
-        return bool(min_distances(x[None, :] / ls, self.target.X_fit / ls)[0] < REPEAT_RADIUS)
+        ls, X, x = self.target.hyper.lengthscales, self.target.X_fit, x[None, :]
+        if self._levels is not None:
+            X, x = cand.level_ranks(X, self._levels), cand.level_ranks(x, self._levels)
+        return bool(min_distances(x / ls, X / ls)[0] < REPEAT_RADIUS)
 
     def _context(self, t: int, record: dict[str, Any]) -> Context:
         active = self.weight_state.active

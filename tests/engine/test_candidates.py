@@ -59,3 +59,12 @@ def test_lowest_skips_excluded_points() -> None:
     score = np.array([0.0, 1.0, 2.0])
     np.testing.assert_array_equal(cand.lowest(pts, score, pts[:1], 1e-9), [0.2])
     assert cand.lowest(pts, score, pts, 1e-9) is None
+
+
+def test_level_ranks_spread_a_columns_levels_evenly_over_their_range() -> None:
+    levels = [np.array([0.0, 1e-3, 1e-2, 1.0]), np.linspace(0.2, 0.8, 4), np.array([0.5])]
+    X = np.array([[1e-3, 0.4, 0.5], [5.5e-3, 0.8, 0.5], [1.0, 0.2, 0.5]])
+    np.testing.assert_allclose(
+        cand.level_ranks(X, levels),
+        [[1 / 3, 0.4, 0.5], [0.5, 0.8, 0.5], [1.0, 0.2, 0.5]],  # halfway between levels
+    )

@@ -673,6 +673,28 @@ def test_a_repeat_is_measured_between_the_unwarped_inputs():
     assert not opt._repeats(x, "probe")
 
 
+def test_on_a_finite_candidate_set_a_repeat_is_measured_in_the_sets_own_spacing():
+    # A log-spaced parameter scaled linearly: 0.0001 and 0.001 are 0.0009 apart in the
+    # cube, less than 0.03 of any length scale above 0.03, yet neighbouring levels of the
+    # grid, a quarter of its levels' range apart once they are evenly spread. In the cube,
+    # and on an evenly spaced grid, the same step repeats the observation.
+    log_levels = np.array([0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0])[:, None]
+    even = np.linspace(0.0, 1.0, 1001)[:, None]
+    engines = {
+        name: MetaBO(1, method="gp-ucb", candidates=c, seed=0)
+        for name, c in (("cube", None), ("log levels", log_levels), ("even", even))
+    }
+    for opt in engines.values():
+        for x in (1e-3, 0.1, 1.0):
+            opt.tell([x], -((np.log10(x) + 3.0) ** 2))
+    assert engines["cube"].target.hyper.lengthscales[0] > 0.03
+    near = np.array([1e-4])
+    assert engines["cube"]._repeats(near, "target")
+    assert engines["even"]._repeats(near, "target")
+    assert not engines["log levels"]._repeats(near, "target")
+    assert not engines["log levels"]._repeats(near, "combined")
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_a_failing_region_is_not_proposed_again(seed):
     # Every x > 0.5 fails; the best successful value lies at the edge of that region.
