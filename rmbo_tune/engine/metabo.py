@@ -504,9 +504,9 @@ class MetaBO:
         inputs (``MetaBOOptions.repeat_escalations`` says why not the warped ones), on a
         branch whose acquisition is the target's confidence bound (alone or beside the
         meta-tasks'). On a finite candidate set each column's coordinates are replaced by
-        their ranks among its distinct values (:func:`~rmbo_tune.engine.candidates.
-        level_ranks`): the set's own spacing, so that the levels of a log-spaced parameter
-        scaled linearly are not repeats of each other, while a dense grid's neighbours are."""
+        their ranks among its distinct values (``candidates.level_ranks``): the set's own
+        spacing, so that the levels of a log-spaced parameter scaled linearly are not
+        repeats of each other, while a dense grid's neighbours are."""
         if branch not in ("target", "combined"):
             return False
         ls, X, x = self.target.hyper.lengthscales, self.target.X_fit, x[None, :]

@@ -676,7 +676,7 @@ def test_a_repeat_is_measured_between_the_unwarped_inputs():
 def test_on_a_finite_candidate_set_a_repeat_is_measured_in_the_sets_own_spacing():
     # A log-spaced parameter scaled linearly: 0.0001 and 0.001 are 0.0009 apart in the
     # cube, less than 0.03 of any length scale above 0.03, yet neighbouring levels of the
-    # grid, a quarter of its levels' range apart once they are evenly spread. In the cube,
+    # grid, a fifth of its levels' range apart once they are evenly spread. In the cube,
     # and on an evenly spaced grid, the same step repeats the observation.
     log_levels = np.array([0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0])[:, None]
     even = np.linspace(0.0, 1.0, 1001)[:, None]
