@@ -9,7 +9,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from rmbo_tune.engine import acquisition as acq
-from rmbo_tune.engine.meta_models import MetaTaskModels
+from rmbo_tune.engine.meta_models import (
+    WARP_MIN_TASKS,
+    WARP_TASKS,
+    MetaTaskModels,
+    spacing_evidence,
+)
 from rmbo_tune.engine.optimize import (
     local_points,
     maximize_box,
@@ -18,6 +23,7 @@ from rmbo_tune.engine.optimize import (
     sobol_points,
 )
 from rmbo_tune.engine.options import MetaBOOptions
+from rmbo_tune.engine.priors import LogNormalPrior
 from rmbo_tune.engine.types import Array, SearchSpaceExhausted
 
 BOX_TOL = 1e-9
@@ -25,6 +31,9 @@ RANDOM_TRIES = 1024
 WARM_START_POINTS = 10
 # Around each meta-task's best input: LOCAL_PER_TASK points at LOCAL_RADIUS.
 LOCAL_PER_TASK, LOCAL_RADIUS = 4, 0.05
+# grid_levels="tasks": a column is modelled in the set's spacing when that gains the
+# meta-tasks' GPs at least this much log evidence per task consulted.
+SPACING_EVIDENCE = 1.0
 
 
 def as_points(X: ArrayLike, dim: int, what: str) -> Array:
@@ -74,15 +83,96 @@ def check_meta_tasks(
     return out
 
 
-def level_ranks(X: Array, levels: Sequence[Array]) -> Array:
-    """Each column of ``X`` placed by its rank among that column's ``levels`` (the sorted
-    distinct values of a finite candidate set), interpolated between them: the levels are
-    spread evenly over their own range, so that neighbouring values of the set are equally
-    far apart whatever their coordinates. Evenly spaced levels map to themselves."""
-    out = np.array(X, dtype=np.float64)
-    for j, lv in enumerate(levels):
-        out[:, j] = np.interp(out[:, j], lv, np.linspace(lv[0], lv[-1], len(lv)))
-    return out
+class GridLevels:
+    """The spacing of a finite candidate set: each column placed by its rank among that
+    column's distinct values (its levels), interpolated between them and spread evenly over
+    the levels' own range, so that neighbouring values of the set are equally far apart
+    whatever their coordinates (a log-spaced parameter scaled linearly becomes evenly
+    spaced). Evenly spaced levels map to themselves. Outside the levels' range the map is
+    linear up to the cube's faces, so it is a monotone bijection of ``[0, 1]`` per column
+    and :meth:`inverse` undoes :meth:`forward` (exactly at the levels).
+
+    Parameters
+    ----------
+    levels : sequence of array-like or None
+        Per column, its sorted distinct values in ``[0, 1]``; None leaves the column as it
+        is.
+    """
+
+    def __init__(self, levels: Sequence[ArrayLike | None]) -> None:
+        self.levels = [None if lv is None else np.asarray(lv, dtype=np.float64) for lv in levels]
+        self._knots = []
+        for lv in self.levels:
+            if lv is None:
+                self._knots.append((np.array([0.0, 1.0]), np.array([0.0, 1.0])))
+                continue
+            ranks = np.linspace(lv[0], lv[-1], len(lv))
+            lo, hi = [0.0] if lv[0] > 0.0 else [], [1.0] if lv[-1] < 1.0 else []
+            self._knots.append((np.r_[lo, lv, hi], np.r_[lo, ranks, hi]))
+
+    @classmethod
+    def of(cls, candidates: Array, columns: Sequence[bool] | None = None) -> GridLevels:
+        """The levels of each column of ``candidates`` (points in the unit cube); with
+        ``columns``, only those where it is True."""
+        cols = np.asarray(candidates).T
+        keep = [True] * len(cols) if columns is None else columns
+        return cls([np.unique(c) if k else None for c, k in zip(cols, keep, strict=True)])
+
+    @property
+    def uneven(self) -> list[int]:
+        """The columns this map changes: levels that are not evenly spaced."""
+        return [
+            j
+            for j, lv in enumerate(self.levels)
+            if lv is not None
+            and not np.allclose(lv, np.linspace(lv[0], lv[-1], len(lv)), rtol=0.0, atol=1e-9)
+        ]
+
+    def forward(self, X: Array) -> Array:
+        """``X`` (n, dim) in the candidate set's spacing."""
+        out = np.array(X, dtype=np.float64)
+        for j, (coords, ranks) in enumerate(self._knots):
+            out[:, j] = np.interp(out[:, j], coords, ranks)
+        return out
+
+    def inverse(self, Z: Array) -> Array:
+        """The coordinates of points ``Z`` (n, dim) given in the set's spacing."""
+        out = np.array(Z, dtype=np.float64)
+        for j, (coords, ranks) in enumerate(self._knots):
+            out[:, j] = np.interp(out[:, j], ranks, coords)
+        return out
+
+
+def choose_spacing(
+    candidates: Array,
+    tasks: list[tuple[Array, Array]],
+    options: MetaBOOptions,
+    rng: np.random.Generator,
+    prior: LogNormalPrior | None,
+) -> GridLevels | None:
+    """The spacing the engine models a finite candidate set in (option ``grid_levels``):
+    None for the coordinates as given; otherwise the columns placed in the set's own
+    spacing. With "tasks", the columns whose levels are unevenly spaced and where the
+    meta-tasks' GPs gain at least ``SPACING_EVIDENCE`` log evidence per task consulted
+    (:func:`~rmbo_tune.engine.meta_models.spacing_evidence`); with fewer than
+    ``WARP_MIN_TASKS`` meta-tasks, none."""
+    if options.grid_levels == "none":
+        return None
+    full = GridLevels.of(candidates)
+    uneven = full.uneven
+    if not uneven:
+        return None
+    if options.grid_levels == "all":
+        return full
+    if len(tasks) < WARP_MIN_TASKS:
+        return None
+    spaced = [full.forward(X) for X, _ in tasks]
+    gain = spacing_evidence(tasks, spaced, uneven, options, rng, prior)
+    consulted = min(WARP_TASKS, len(tasks))
+    chosen = {j for j, g in zip(uneven, gain, strict=True) if g >= SPACING_EVIDENCE * consulted}
+    if not chosen:
+        return None
+    return GridLevels.of(candidates, [j in chosen for j in range(candidates.shape[1])])
 
 
 def fixed_candidates(

@@ -30,6 +30,7 @@ from scipy.spatial import KDTree
 from scipy.spatial.distance import cdist
 
 from rmbo_tune.engine.gp import GPHyperparameters, ScaledGP, normal_scores
+from rmbo_tune.engine.gp.likelihood import log_marginal_likelihood_value
 from rmbo_tune.engine.kernels import kernel_from_r2
 from rmbo_tune.engine.options import MetaBOOptions
 from rmbo_tune.engine.priors import LogNormalPrior
@@ -56,6 +57,8 @@ ALWAYS_RESTART_ROWS = 64
 WARP_TASKS = 8
 WARP_MIN_TASKS = 3
 WARP_STREAM = 7  # the warp's generator: default_rng([candidates' seed, WARP_STREAM])
+SPACING_STREAM = 11  # grid_levels="tasks": default_rng([candidates' seed, SPACING_STREAM])
+SPACING_ROWS = 128  # rows of a meta-task whose evidence judges a column's spacing
 TASK_WARP_PRIOR_SCALE = 0.05
 
 
@@ -318,6 +321,54 @@ def fit_task_warps(
         assert gp.hyper.warp is not None
         logs.append(np.log(gp.hyper.warp))
     return agreed_warp(np.array(logs))
+
+
+def spacing_evidence(
+    tasks: list[tuple[Array, Array]],
+    spaced: list[Array],
+    columns: list[int],
+    options: MetaBOOptions,
+    rng: np.random.Generator,
+    prior: LogNormalPrior | None,
+) -> Array:
+    """How much better up to ``WARP_TASKS`` meta-tasks (drawn by ``rng``) are described
+    with each of ``columns`` in another spacing: per column, the summed gain in log
+    evidence (the fitted GP's log marginal likelihood, plus the log prior density of its
+    hyperparameters with ``prior``) when that column alone takes its values from
+    ``spaced`` (each task's inputs in the other spacing) instead of the task's own inputs.
+
+    Each task is fitted to at most ``SPACING_ROWS`` of its rows (:func:`thin`), without a
+    warp: the spacing is judged by a stationary kernel. Outputs as for
+    :func:`fit_meta_models`.
+    """
+    chosen = sorted(rng.choice(len(tasks), min(WARP_TASKS, len(tasks)), replace=False))
+    gain = np.zeros(len(columns))
+
+    def evidence(X: Array, z: Array) -> float:
+        gp = ScaledGP.fit(
+            X,
+            z,
+            kind=options.kernel,
+            rng=rng,
+            n_restarts=0,
+            noise_floor=options.noise_floor,
+            prior=prior,
+        )
+        theta = gp.hyper.to_theta()
+        value = log_marginal_likelihood_value(theta, X, (z - gp.loc) / gp.scale, options.kernel)
+        return value + (prior.log_density(theta)[0] if prior is not None else 0.0)
+
+    for i in chosen:
+        (X, y), Z = tasks[int(i)], spaced[int(i)]
+        z = _task_outputs(y, options)[0]
+        keep = thin(X, z, SPACING_ROWS)
+        X, Z, z = X[keep], Z[keep], z[keep]
+        base = evidence(X, z)
+        for k, j in enumerate(columns):
+            Xj = X.copy()
+            Xj[:, j] = Z[:, j]
+            gain[k] += evidence(Xj, z) - base
+    return gain
 
 
 def agreed_warp(log_warps: Array) -> Array:

@@ -27,6 +27,7 @@ from rmbo_tune.engine import state
 from rmbo_tune.engine.gp import GPHyperparameters
 from rmbo_tune.engine.meta_models import (
     SEARCHED_CROWDING,
+    SPACING_STREAM,
     TASK_WARP_PRIOR_SCALE,
     WARP_STREAM,
     fit_meta_models,
@@ -113,15 +114,32 @@ class MetaBO:
         if cands is not None and len(cands) == 0:
             raise ValueError("candidates must contain at least one row")
         rng = np.random.default_rng(seed)
+        opts = MetaBOOptions.from_kwargs(options)
+        seeds = {k: int(rng.integers(2**31)) for k in ("sobol", "initial", "pool")}
+        levels = None
+        if cands is not None and check_method(method).uses_meta:
+            # Its own generator, as the tasks' warp: the engine's stream is unchanged.
+            levels = cand.choose_spacing(
+                cands,
+                tasks,
+                opts,
+                np.random.default_rng([seeds["sobol"], SPACING_STREAM]),
+                LogNormalPrior.default(int(dim)) if opts.hyper_prior else None,
+            )
+        if levels is not None:
+            # Every point the engine models is placed in the chosen spacing.
+            cands = levels.forward(cands)
+            tasks = [(levels.forward(X), y) for X, y in tasks]
         self._setup(
             dim=int(dim),
             method=method,
-            options=MetaBOOptions.from_kwargs(options),
+            options=opts,
             tasks=tasks,
             hypers=[None] * len(tasks),
             candidates=cands,
+            levels=levels,
             rng=rng,
-            seeds={k: int(rng.integers(2**31)) for k in ("sobol", "initial", "pool")},
+            seeds=seeds,
             project=project,
         )
 
@@ -139,16 +157,22 @@ class MetaBO:
         seeds: dict[str, int],
         project: Callable[[Array], Array] | None,
         task_warp: Array | None = None,
+        levels: cand.GridLevels | None = None,
     ) -> None:
         """Build every model; meta-task GPs with a ``None`` in ``hypers`` are fitted, and
-        with ``input_warp="tasks"`` the tasks' warp unless ``task_warp`` gives it."""
+        with ``input_warp="tasks"`` the tasks' warp unless ``task_warp`` gives it. With
+        ``levels`` (option ``grid_levels``) ``tasks`` and ``candidates`` are already in the
+        spacing it maps to."""
         self.dim, self.method, self.options = dim, method, options
         self._method, opt = check_method(method), options
         self.rng, self._seeds = rng, seeds
+        self.levels = levels
         self.project = project or identity
-        self.candidates = candidates
-        # Each column's distinct values in the candidate set (the repeat test's spacing).
-        self._levels = None if candidates is None else [np.unique(c) for c in candidates.T]
+        if levels is not None and project is not None:
+            self.project = lambda P: levels.forward(project(levels.inverse(P)))
+        self._cands = candidates
+        # The repeat test measures in the set's own spacing, whatever the model's.
+        self._repeat_levels = None if candidates is None else cand.GridLevels.of(candidates)
         if not self._method.uses_meta:
             tasks, hypers = [], []  # gp-ucb and random ignore meta-tasks: skip fitting them
         self._uses_meta = len(tasks) > 0
@@ -207,10 +231,23 @@ class MetaBO:
         self._ts_pool: MetaSamplePool | None = None
 
     # ------------------------------------------------------------------ public state
+    def _out(self, X: Array) -> Array:
+        """Points of the engine's space in the caller's coordinates."""
+        return X if self.levels is None else self.levels.inverse(X)
+
+    def _in(self, X: Array) -> Array:
+        """Points (n, dim) of the caller's unit cube in the engine's space."""
+        return X if self.levels is None else self.levels.forward(X)
+
+    @property
+    def candidates(self) -> Array | None:
+        """The finite domain given, if any, shape (n_candidates, dim)."""
+        return None if self._cands is None else self._out(self._cands)
+
     @property
     def X(self) -> Array:
         """Observed target inputs, shape (t, dim)."""
-        return self.target.X
+        return self._out(self.target.X)
 
     @property
     def y(self) -> Array:
@@ -220,12 +257,20 @@ class MetaBO:
     @property
     def pending(self) -> Array:
         """Suggested points not yet told, shape (p, dim)."""
+        return self._out(self._pending_points)
+
+    @property
+    def _pending_points(self) -> Array:
         return np.array(self._pending).reshape(-1, self.dim)
+
+    @property
+    def _excluded_points(self) -> Array:
+        return np.array(self._excluded).reshape(-1, self.dim)
 
     @property
     def excluded(self) -> Array:
         """Points dropped before a full evaluation (:meth:`drop`), shape (e, dim)."""
-        return np.array(self._excluded).reshape(-1, self.dim)
+        return self._out(self._excluded_points)
 
     @property
     def nu(self) -> float:
@@ -280,7 +325,7 @@ class MetaBO:
         self._update()
 
     def _resolve(self, x: ArrayLike, y: float | None) -> Array:
-        point = cand.as_points(np.asarray(x, dtype=np.float64).reshape(1, -1), self.dim, "x")[0]
+        point = self._in(cand.as_points(np.reshape(x, (1, -1)), self.dim, "x"))[0]
         if y is not None and (
             isinstance(y, bool) or not isinstance(y, numbers.Real) or not np.isfinite(y)
         ):
@@ -342,7 +387,7 @@ class MetaBO:
     def _gaps(self) -> Array:
         """Estimated function gaps of the meta-tasks after the latest observation."""
         if self.options.gap_estimate == "ranking":
-            mu_meta, _ = self.meta.predict(self.X)
+            mu_meta, _ = self.meta.predict(self.target.X)
             return ranking_gaps(mu_meta, self.y)
         n_fixed = len(self._fixed)
         mu, sigma, _ = self.target.posterior(None, with_meta_inputs=self.weight_state.active)
@@ -388,6 +433,7 @@ class MetaBO:
             raise ValueError(f"online meta-task {name!r}: {exc}") from None
         if not self._method.uses_meta:
             return
+        X = self._in(X)
         task = self._online.get(name)
         if task is None:
             task = self._online[name] = OnlineTask(name, len(self._meta_data))
@@ -410,7 +456,7 @@ class MetaBO:
     def add_pending(self, x: ArrayLike) -> None:
         """Mark ``x`` as being evaluated without asking for it (user-supplied points), so
         that suggestions avoid it until it is told."""
-        self._pending.append(cand.as_points(np.reshape(x, (1, -1)), self.dim, "x")[0])
+        self._pending.append(self._in(cand.as_points(np.reshape(x, (1, -1)), self.dim, "x"))[0])
 
     # ------------------------------------------------------------------ ask
     @one_blas_thread
@@ -430,7 +476,7 @@ class MetaBO:
         self._refresh_meta()
         robust = self._method.robust and self._uses_meta
         record = new_record(t, len(self._pending), self.method, self.nu, self.weight_state, robust)
-        exclude = np.vstack([self.target.X_fit, self.pending, self.excluded])
+        exclude = np.vstack([self.target.X_fit, self._pending_points, self._excluded_points])
         build = self._method.builder(self._uses_meta)
         x = None
         if build is None:
@@ -443,7 +489,7 @@ class MetaBO:
                 sobol_points(self.n_initial, self.dim, self._seeds["initial"]),
                 exclude,
                 self.options.duplicate_tol,
-                self.candidates,
+                self._cands,
                 self.project,
             )
         elif (probe := self._probe_due()) is not None:
@@ -472,27 +518,28 @@ class MetaBO:
                 x, record["acquisition"] = found
         if x is None:
             tol = self.options.duplicate_tol
-            x = cand.random_point(self.rng, self.dim, exclude, tol, self.candidates, self.project)
+            x = cand.random_point(self.rng, self.dim, exclude, tol, self._cands, self.project)
         self._pending.append(x)
-        record["x"] = x.tolist()
+        out = self._out(x[None, :])[0]
+        record["x"] = out.tolist()
         self.history.append(record)
-        return x.copy()
+        return out
 
     def _maximize(
         self, acquisition: acq.Acquisition, exclude: Array, branch: str
     ) -> tuple[Array, float] | None:
         if self._pending and self.options.pending_penalty:
             acquisition = acq.penalize(
-                acquisition, self._fixed, self.pending, self.target.hyper.lengthscales
+                acquisition, self._fixed, self._pending_points, self.target.hyper.lengthscales
             )
         return cand.maximize(
             acquisition,
             options=self.options,
             rng=self.rng,
             fixed=self._fixed,
-            candidates=self.candidates,
+            candidates=self._cands,
             exclude=exclude,
-            top=self.X[np.argsort(-self.y)[:4]],
+            top=self.target.X[np.argsort(-self.y)[:4]],
             project=self.project,
             # The target alone is polished only on request.
             polish=branch != "target" or self.options.polish_target,
@@ -503,20 +550,20 @@ class MetaBO:
         ``REPEAT_RADIUS`` of one, in units of the target's length scales between the unwarped
         inputs (``MetaBOOptions.repeat_escalations`` says why not the warped ones), on a
         branch whose acquisition is the target's confidence bound (alone or beside the
-        meta-tasks'). On a finite candidate set each column's coordinates are replaced by
-        their ranks among its distinct values (``candidates.level_ranks``): the set's own
-        spacing, so that the levels of a log-spaced parameter scaled linearly are not
-        repeats of each other, while a dense grid's neighbours are."""
+        meta-tasks'). On a finite candidate set the distance is taken in the set's own
+        spacing (:class:`~rmbo_tune.engine.candidates.GridLevels`), so that the levels of
+        a log-spaced parameter scaled linearly are not repeats of each other, while a
+        dense grid's neighbours are."""
         if branch not in ("target", "combined"):
             return False
         ls, X, x = self.target.hyper.lengthscales, self.target.X_fit, x[None, :]
-        if self._levels is not None:
-            X, x = cand.level_ranks(X, self._levels), cand.level_ranks(x, self._levels)
+        if self._repeat_levels is not None:
+            X, x = self._repeat_levels.forward(X), self._repeat_levels.forward(x)
         return bool(min_distances(x / ls, X / ls)[0] < REPEAT_RADIUS)
 
     def _context(self, t: int, record: dict[str, Any]) -> Context:
         active = self.weight_state.active
-        mu_f, sigma_f, gp = self.target.posterior(self.pending, with_meta_inputs=active)
+        mu_f, sigma_f, gp = self.target.posterior(self._pending_points, with_meta_inputs=active)
         n_fixed = len(self._fixed)
         return Context(
             t=t,
@@ -601,7 +648,7 @@ class MetaBO:
         around the pending points, chooses instead.
         """
         cache = self._meta_cache_get()
-        points, pending, w = self._fixed, self.pending, self.meta_weights
+        points, pending, w = self._fixed, self._pending_points, self.meta_weights
         gain = acq.weighted_improvement(w, cache.mu, self.meta.predict(pending)[0].max(axis=1))
         rho = acq.pending_radius(self.target.hyper.lengthscales)
         gain[min_distances(points / rho, pending / rho) < 1.0] = 0.0
@@ -622,7 +669,7 @@ class MetaBO:
         y = self.y
         if len(y) < 2 or np.all(y == y[0]):
             return no_evidence
-        mu, _ = self.meta.predict(self.X)
+        mu, _ = self.meta.predict(self.target.X)
         return float(np.mean(ranking_gaps(mu, y, scale=1.0)))
 
     def _probe_point(self, exclude: Array, lowest: bool) -> Array | None:
@@ -646,7 +693,7 @@ class MetaBO:
         w, tol = self.meta_weights, self.options.duplicate_tol
         if lowest:
             return cand.lowest(points, w @ mu, exclude, tol)
-        ref = self.X[np.argmax(self.y)] if len(self.y) else exclude[0]
+        ref = self.target.X[np.argmax(self.y)] if len(self.y) else exclude[0]
         mu_ref, sigma_ref = self.meta.predict(ref[None, :])
         p_above = stats.norm.cdf((mu - mu_ref) / np.sqrt(sigma**2 + sigma_ref**2 + 1e-12))
         info = comparison_information(p_above, w, self.nu)

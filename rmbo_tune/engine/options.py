@@ -113,6 +113,18 @@ class MetaBOOptions:
         its low levels a thousandth of the range apart, and counted as repeats there the
         escalations sent the search to far corners (boosting grid scaled linearly,
         RM-GP-UCB at 50: 0.022 against 0.0032).
+    grid_levels : {"tasks", "all", "none"}
+        How a finite candidate set's columns are spaced in the model. A column can be
+        placed by its rank among its distinct values in the set, spread evenly over their
+        range (:class:`~rmbo_tune.engine.candidates.GridLevels`): a log-spaced parameter
+        scaled linearly, or an integer column with levels 16, 32, 64, 128, then has evenly
+        spaced levels. "tasks" (default): the columns whose levels are unevenly spaced and
+        where the meta-tasks' GPs (up to 8) gain at least 1 log evidence per task in that
+        spacing (:func:`~rmbo_tune.engine.candidates.choose_spacing`); the others keep
+        their coordinates, a spacing the user may have chosen for a reason. "all": every
+        column in ranks. "none": the coordinates as given (the paper). Suggestions and
+        :attr:`MetaBO.X` stay in the caller's coordinates; methods without meta-tasks and
+        searches without candidates take the coordinates.
     target_warp : {"rank", "none"}
         Fit the target GP to the normal scores of its observations (from the third on)
         instead of the values: plateaus (failed configurations at a floor) and outliers no
@@ -334,6 +346,7 @@ class MetaBOOptions:
     probe_point: str = "gain"
     probe_after: int = 1
     repeat_escalations: int = 4
+    grid_levels: str = "tasks"
     target_warp: str = "rank"
     input_warp: int | str | None = "tasks"
     meta_basis_nu: float = 0.05
@@ -378,6 +391,7 @@ class MetaBOOptions:
             "gap_aggregation": ("mean", "max"),
             "probe_point": ("gain", "smoothed", "informative", "lowest"),
             "meta_term": ("auto", "mean", "improvement", "taf"),
+            "grid_levels": ("tasks", "all", "none"),
         }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
@@ -473,6 +487,7 @@ PAPER_OPTIONS: dict[str, Any] = {
     "meta_basis_tasks": 0.0,
     "beta_scale": 0.2,
     "repeat_escalations": 0,
+    "grid_levels": "none",
     "tau": 1.0,
     "input_warp": None,
     "meta_term": "mean",

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from rmbo_tune.engine.candidates import GridLevels
 from rmbo_tune.engine.gp import GPHyperparameters
 from rmbo_tune.engine.online import OnlineTask
 from rmbo_tune.engine.options import VERSION_1_OPTIONS, MetaBOOptions
@@ -62,7 +63,11 @@ def dump(engine: MetaBO) -> dict[str, Any]:
             {"X": X.tolist(), "y": y.tolist(), "hyper": h.to_dict()}
             for (X, y), h in zip(engine._meta_data, engine._meta_hypers, strict=True)
         ],
-        "candidates": None if engine.candidates is None else engine.candidates.tolist(),
+        # With grid_levels, every point below is in the candidate set's spacing.
+        "candidates": None if engine._cands is None else engine._cands.tolist(),
+        "levels": None
+        if engine.levels is None
+        else [None if lv is None else lv.tolist() for lv in engine.levels.levels],
         "seeds": dict(engine._seeds),
         "rng": engine.rng.bit_generator.state,
         # input_warp="tasks": the tasks' median warp, fitted once at build.
@@ -71,15 +76,38 @@ def dump(engine: MetaBO) -> dict[str, Any]:
         # a failed one.
         "X": engine.target.X_fit.tolist(),
         "y": [None if np.isnan(v) else v for v in engine.target.y_list],
-        "pending": engine.pending.tolist(),
+        "pending": engine._pending_points.tolist(),
         "n_failed": engine.n_failed,
         "target_hyper": engine.target.hyper.to_dict(),
         "factor_base": engine.target.factor_base,
         "weights": engine.weight_state.state_dict(),
         "online_tasks": [t.to_dict() for t in engine._online.values()],
-        "excluded": engine.excluded.tolist(),
+        "excluded": engine._excluded_points.tolist(),
         "history": [dict(r) for r in engine.history],
     }
+
+
+def _levels(value: Any, dim: int, has_candidates: bool) -> GridLevels | None:
+    """The spacing of a state's candidate set (None where the engine had none)."""
+    if value is None:
+        return None
+    levels = [None if lv is None else np.asarray(lv, dtype=np.float64) for lv in value]
+    if (
+        not has_candidates
+        or len(levels) != dim
+        or any(
+            lv is not None
+            and (
+                lv.ndim != 1 or len(lv) == 0 or np.any(np.diff(lv) <= 0) or lv[0] < 0 or lv[-1] > 1
+            )
+            for lv in levels
+        )
+    ):
+        raise ValueError(
+            f"MetaBO state: levels must be {dim} increasing lists in [0, 1] (or null) beside "
+            "candidates"
+        )
+    return GridLevels(levels)
 
 
 def _points(value: Any, dim: int, what: str) -> Array:
@@ -129,6 +157,8 @@ def load(
     options.setdefault("max_meta_observations", None)
     # Written before the input warp: that engine's kernel took the inputs as they are.
     options.setdefault("input_warp", None)
+    # Written before grid_levels: that engine took a candidate set's coordinates as given.
+    options.setdefault("grid_levels", "none")
     # Written before the tasks' deviations joined the late basis: that engine had none.
     options.setdefault("meta_basis_tasks", 0.0)
     if state["version"] == 2 and options.get("tau") is None and state["method"] == "rm-gp-ucb":
@@ -154,6 +184,7 @@ def load(
         seeds=dict(state["seeds"]),
         project=project,
         task_warp=_task_warp(state.get("task_warp"), dim),
+        levels=_levels(state.get("levels"), dim, cands is not None),
     )
     target = engine.target
     for x, v in zip(X, y, strict=True):

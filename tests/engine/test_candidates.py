@@ -61,10 +61,21 @@ def test_lowest_skips_excluded_points() -> None:
     assert cand.lowest(pts, score, pts, 1e-9) is None
 
 
-def test_level_ranks_spread_a_columns_levels_evenly_over_their_range() -> None:
-    levels = [np.array([0.0, 1e-3, 1e-2, 1.0]), np.linspace(0.2, 0.8, 4), np.array([0.5])]
+def test_grid_levels_spread_a_columns_levels_evenly_over_their_range() -> None:
+    levels = cand.GridLevels([[0.0, 1e-3, 1e-2, 1.0], np.linspace(0.2, 0.8, 4), [0.5]])
     X = np.array([[1e-3, 0.4, 0.5], [5.5e-3, 0.8, 0.5], [1.0, 0.2, 0.5]])
+    Z = levels.forward(X)
     np.testing.assert_allclose(
-        cand.level_ranks(X, levels),
+        Z,
         [[1 / 3, 0.4, 0.5], [0.5, 0.8, 0.5], [1.0, 0.2, 0.5]],  # halfway between levels
     )
+    # Outside the levels' range the map runs linearly to the cube's faces, so it inverts.
+    np.testing.assert_allclose(levels.forward(np.array([[1e-2, 0.1, 0.9]])), [[2 / 3, 0.1, 0.9]])
+    np.testing.assert_allclose(levels.inverse(Z), X)
+
+
+def test_grid_levels_invert_exactly_at_the_levels() -> None:
+    grid = np.random.default_rng(0).choice(np.geomspace(1e-4, 1.0, 9), size=(50, 2))
+    grid[0] = 0.0
+    levels = cand.GridLevels.of(grid)
+    np.testing.assert_array_equal(levels.inverse(levels.forward(grid)), grid)

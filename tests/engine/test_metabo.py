@@ -677,7 +677,9 @@ def test_on_a_finite_candidate_set_a_repeat_is_measured_in_the_sets_own_spacing(
     # A log-spaced parameter scaled linearly: 0.0001 and 0.001 are 0.0009 apart in the
     # cube, less than 0.03 of any length scale above 0.03, yet neighbouring levels of the
     # grid, a fifth of its levels' range apart once they are evenly spread. In the cube,
-    # and on an evenly spaced grid, the same step repeats the observation.
+    # and on an evenly spaced grid, the same step repeats the observation. Without
+    # grid_levels the engine models the coordinates, and the repeat test alone takes the
+    # set's spacing (gp-ucb has no meta-tasks to choose another).
     log_levels = np.array([0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0])[:, None]
     even = np.linspace(0.0, 1.0, 1001)[:, None]
     engines = {
@@ -693,6 +695,95 @@ def test_on_a_finite_candidate_set_a_repeat_is_measured_in_the_sets_own_spacing(
     assert engines["even"]._repeats(near, "target")
     assert not engines["log levels"]._repeats(near, "target")
     assert not engines["log levels"]._repeats(near, "combined")
+
+
+def _spaced_grid(column):
+    """A 6 x 5 grid whose first column takes the levels ``column``, with a target and
+    three meta-tasks defined on the levels' indices, not on their coordinates."""
+    i, j = np.meshgrid(np.arange(6), np.arange(5), indexing="ij")
+    i, j = i.ravel(), j.ravel()
+    grid = np.column_stack([column[i], j / 4.0])
+    tasks = []
+    for k, (ci, cj) in enumerate([(3.0, 1.0), (2.5, 2.0), (4.0, 1.5)]):
+        rows = np.random.default_rng(k).choice(len(grid), 12, replace=False)
+        tasks.append((grid[rows], -((i[rows] - ci) ** 2) - (j[rows] - cj) ** 2))
+    return grid, tasks, -((i - 3.2) ** 2) - (j - 1.7) ** 2
+
+
+@pytest.mark.parametrize("method", ["rm-gp-ucb", "rm-gp-ts", "rgpe"])
+def test_grid_levels_make_the_search_blind_to_how_a_column_is_spaced(method):
+    # The same grid with its first parameter's levels evenly spaced, and log-spaced scaled
+    # linearly (0, 0.003, ..., 0.3, 1): with every column in ranks the engine sees both as
+    # the first, and suggests the same rows, given in each grid's own coordinates.
+    log = (np.geomspace(1e-3, 1.0, 6) - 1e-3) / (1.0 - 1e-3)
+    picks = {}
+    for name, column in (("even", np.linspace(0.0, 1.0, 6)), ("log", log)):
+        for levels in ("all", "none"):
+            grid, tasks, f = _spaced_grid(column)
+            opt = MetaBO(2, tasks, method, candidates=grid, seed=0, grid_levels=levels)
+            rows = []
+            for _ in range(10):
+                x = opt.ask()
+                (row,) = np.flatnonzero((grid == x).all(axis=1))  # exactly a grid row
+                rows.append(int(row))
+                opt.tell(x, float(f[row]))
+            np.testing.assert_array_equal(opt.X, grid[rows])
+            picks[name, levels] = rows
+    assert picks["even", "all"] == picks["log", "all"]
+    assert picks["even", "all"] == picks["even", "none"]  # evenly spaced: nothing changes
+    assert picks["log", "all"] != picks["log", "none"]
+
+
+def test_grid_levels_survive_a_state_round_trip_with_points_off_the_grid():
+    grid, tasks, f = _spaced_grid((np.geomspace(1e-3, 1.0, 6) - 1e-3) / (1.0 - 1e-3))
+    opt = MetaBO(2, tasks, candidates=grid, seed=1, grid_levels="all")
+    opt.tell([0.002, 0.5], -9.0)  # a warm start between two levels
+    opt.add_pending(grid[7])
+    state = json.loads(json.dumps(opt.state_dict()))
+    twin = MetaBO.from_state_dict(state)
+    np.testing.assert_allclose(twin.X, [[0.002, 0.5]])
+    np.testing.assert_array_equal(twin.pending, grid[7:8])
+    np.testing.assert_array_equal(twin.candidates, grid)
+    for _ in range(4):
+        a, b = opt.ask(), twin.ask()
+        np.testing.assert_array_equal(a, b)
+        y = float(f[np.flatnonzero((grid == a).all(axis=1))[0]])
+        opt.tell(a, y)
+        twin.tell(b, y)
+    assert opt.history == twin.history
+    bad = {**state, "levels": [[0.5, 0.2], [0.0, 1.0]]}
+    with pytest.raises(ValueError, match="levels must be 2 increasing lists"):
+        MetaBO.from_state_dict(bad)
+
+
+@pytest.mark.parametrize("smooth_in", ["ranks", "coordinates"])
+def test_grid_levels_keep_the_spacing_the_meta_tasks_are_smooth_in(smooth_in):
+    # A 20 x 20 grid whose first column is log-spaced over three decades, scaled linearly.
+    # Meta-tasks smooth in that column's ranks (the effect of a log-scale parameter) have it
+    # placed in ranks; meta-tasks smooth in its coordinates keep them. The second column is
+    # evenly spaced: nothing to choose.
+    column = (np.geomspace(1e-3, 1.0, 20) - 1e-3) / (1.0 - 1e-3)
+    u = np.linspace(0.0, 1.0, 20)
+    i, j = (a.ravel() for a in np.meshgrid(np.arange(20), np.arange(20), indexing="ij"))
+    grid = np.column_stack([column[i], u[j]])
+    x0 = u[i] if smooth_in == "ranks" else column[i]
+    rng = np.random.default_rng(0)
+    tasks = []
+    for _ in range(6):
+        c = rng.uniform(0.2, 0.8, 2)
+        y = np.sin(6.0 * (x0 - c[0])) - 4.0 * (u[j] - c[1]) ** 2
+        rows = rng.choice(len(grid), 60, replace=False)
+        tasks.append((grid[rows], y[rows] + 0.01 * rng.standard_normal(60)))
+    opt = MetaBO(2, tasks, candidates=grid, seed=0)
+    if smooth_in == "ranks":
+        assert [lv is not None for lv in opt.levels.levels] == [True, False]
+        twin = MetaBO.from_state_dict(json.loads(json.dumps(opt.state_dict())))
+        assert [lv is not None for lv in twin.levels.levels] == [True, False]
+        np.testing.assert_array_equal(twin.candidates, grid)
+    else:
+        assert opt.levels is None
+    assert (grid == opt.ask()).all(axis=1).any()  # a row of the grid as given
+    assert MetaBO(2, tasks, "gp-ucb", candidates=grid, seed=0).levels is None
 
 
 @pytest.mark.parametrize("seed", range(3))
