@@ -126,10 +126,10 @@ class MetaBO:
                 np.random.default_rng([seeds["sobol"], SPACING_STREAM]),
                 LogNormalPrior.default(int(dim)) if opts.hyper_prior else None,
             )
-        if levels is not None:
-            # Every point the engine models is placed in the chosen spacing.
-            cands = levels.forward(cands)
-            tasks = [(levels.forward(X), y) for X, y in tasks]
+            if levels is not None:
+                # Every point the engine models is placed in the chosen spacing.
+                cands = levels.forward(cands)
+                tasks = [(levels.forward(X), y) for X, y in tasks]
         self._setup(
             dim=int(dim),
             method=method,
