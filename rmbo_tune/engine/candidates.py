@@ -111,12 +111,9 @@ class GridLevels:
             self._knots.append((np.r_[lo, lv, hi], np.r_[lo, ranks, hi]))
 
     @classmethod
-    def of(cls, candidates: Array, columns: Sequence[bool] | None = None) -> GridLevels:
-        """The levels of each column of ``candidates`` (points in the unit cube); with
-        ``columns``, only those where it is True."""
-        cols = np.asarray(candidates).T
-        keep = [True] * len(cols) if columns is None else columns
-        return cls([np.unique(c) if k else None for c, k in zip(cols, keep, strict=True)])
+    def of(cls, candidates: Array) -> GridLevels:
+        """The levels of each column of ``candidates`` (points in the unit cube)."""
+        return cls([np.unique(c) for c in np.asarray(candidates).T])
 
     @property
     def uneven(self) -> list[int]:
@@ -166,13 +163,12 @@ def choose_spacing(
         return full
     if len(tasks) < WARP_MIN_TASKS:
         return None
-    spaced = [full.forward(X) for X, _ in tasks]
-    gain = spacing_evidence(tasks, spaced, uneven, options, rng, prior)
+    gain = spacing_evidence(tasks, full.forward, uneven, options, rng, prior)
     consulted = min(WARP_TASKS, len(tasks))
     chosen = {j for j, g in zip(uneven, gain, strict=True) if g >= SPACING_EVIDENCE * consulted}
     if not chosen:
         return None
-    return GridLevels.of(candidates, [j in chosen for j in range(candidates.shape[1])])
+    return GridLevels([lv if j in chosen else None for j, lv in enumerate(full.levels)])
 
 
 def fixed_candidates(

@@ -22,6 +22,7 @@ are computed once).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -325,7 +326,7 @@ def fit_task_warps(
 
 def spacing_evidence(
     tasks: list[tuple[Array, Array]],
-    spaced: list[Array],
+    spaced: Callable[[Array], Array],
     columns: list[int],
     options: MetaBOOptions,
     rng: np.random.Generator,
@@ -335,7 +336,7 @@ def spacing_evidence(
     with each of ``columns`` in another spacing: per column, the summed gain in log
     evidence (the fitted GP's log marginal likelihood, plus the log prior density of its
     hyperparameters with ``prior``) when that column alone takes its values from
-    ``spaced`` (each task's inputs in the other spacing) instead of the task's own inputs.
+    ``spaced`` (which maps inputs to the other spacing) instead of the task's own inputs.
 
     Each task is fitted to at most ``SPACING_ROWS`` of its rows (:func:`thin`), without a
     warp: the spacing is judged by a stationary kernel. Outputs as for
@@ -359,10 +360,11 @@ def spacing_evidence(
         return value + (prior.log_density(theta)[0] if prior is not None else 0.0)
 
     for i in chosen:
-        (X, y), Z = tasks[int(i)], spaced[int(i)]
+        X, y = tasks[int(i)]
         z = _task_outputs(y, options)[0]
         keep = thin(X, z, SPACING_ROWS)
-        X, Z, z = X[keep], Z[keep], z[keep]
+        X, z = X[keep], z[keep]
+        Z = spaced(X)
         base = evidence(X, z)
         for k, j in enumerate(columns):
             Xj = X.copy()

@@ -110,7 +110,7 @@ class MetaBOOptions:
         boosting 0.0141 -> 0.0170, networks 0.0014 -> 0.0027; ``docs/algorithm.md``). On a
         finite candidate set the distance is taken between each column's ranks among its
         distinct values, the set's own spacing: a log-spaced parameter scaled linearly puts
-        its low levels a thousandth of the range apart, and counted as repeats there the
+        its low levels a hundredth of the range apart, and counted as repeats there the
         escalations sent the search to far corners (boosting grid scaled linearly,
         RM-GP-UCB at 50: 0.022 against 0.0032).
     grid_levels : {"tasks", "all", "none"}
