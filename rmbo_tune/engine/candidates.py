@@ -11,7 +11,6 @@ from numpy.typing import ArrayLike
 from rmbo_tune.engine import acquisition as acq
 from rmbo_tune.engine.meta_models import (
     WARP_MIN_TASKS,
-    WARP_TASKS,
     MetaTaskModels,
     spacing_evidence,
 )
@@ -52,11 +51,24 @@ def as_points(X: ArrayLike, dim: int, what: str) -> Array:
     return np.clip(X, 0.0, 1.0)
 
 
+# Where a meta-task's unrecorded columns are placed: the cube's centre. Its GP ignores them
+# (``UNRECORDED_LENGTHSCALE``); the value only matters where a task's points are used as
+# points (the warm start, the candidates around the tasks' best inputs).
+UNRECORDED_FILL = 0.5
+
+
 def check_meta_tasks(
     meta_tasks: Sequence[tuple[ArrayLike, ArrayLike]], dim: int
-) -> list[tuple[Array, Array]]:
-    """Validated ``(X, y)`` pairs; errors name the offending task and rows."""
-    out = []
+) -> tuple[list[tuple[Array, Array]], list[Array]]:
+    """Validated ``(X, y)`` pairs and, per task, the boolean mask of its unrecorded columns;
+    errors name the offending task and rows.
+
+    A column that is NaN in every row of a task is unrecorded: the task's experiment did
+    not search that parameter (it was added since). It is filled with ``UNRECORDED_FILL``
+    and the task's GP is taken to be constant along it. A NaN in some rows of a column only
+    is an error, as is a task with no recorded column.
+    """
+    out, unrecorded = [], []
     for i, task in enumerate(meta_tasks):
         try:
             if isinstance(task, Mapping | str | bytes):
@@ -66,6 +78,20 @@ def check_meta_tasks(
             raise ValueError(
                 f"meta_tasks[{i}] must be an (X, y) pair, got {type(task).__name__}"
             ) from None
+        X = np.asarray(X, dtype=np.float64)
+        free = np.zeros(dim, dtype=bool)
+        if X.ndim == 2 and X.shape[1] == dim and len(X):
+            nan = np.isnan(X)
+            free = nan.all(axis=0)
+            partial = np.flatnonzero(nan.any(axis=0) & ~free)
+            if len(partial):
+                raise ValueError(
+                    f"meta_tasks[{i}] X has NaN in some rows of columns {partial.tolist()}: "
+                    "a column the task did not record is NaN in every row"
+                )
+            if free.all():
+                raise ValueError(f"meta_tasks[{i}] X is NaN in every column: nothing recorded")
+            X = np.where(free, UNRECORDED_FILL, X)
         X = as_points(X, dim, f"meta_tasks[{i}] X")
         y = np.asarray(y, dtype=np.float64)
         if len(X) == 0:
@@ -80,7 +106,8 @@ def check_meta_tasks(
                 f"{np.flatnonzero(~np.isfinite(y))[:10].tolist()}"
             )
         out.append((X, y))
-    return out
+        unrecorded.append(free)
+    return out, unrecorded
 
 
 class GridLevels:
@@ -146,13 +173,15 @@ def choose_spacing(
     options: MetaBOOptions,
     rng: np.random.Generator,
     prior: LogNormalPrior | None,
+    unrecorded: Sequence[Array] | None = None,
 ) -> GridLevels | None:
     """The spacing the engine models a finite candidate set in (option ``grid_levels``):
     None for the coordinates as given; otherwise the columns placed in the set's own
     spacing. With "tasks", the columns whose levels are unevenly spaced and where the
     meta-tasks' GPs gain at least ``SPACING_EVIDENCE`` log evidence per task consulted
-    (:func:`~rmbo_tune.engine.meta_models.spacing_evidence`); with fewer than
-    ``WARP_MIN_TASKS`` meta-tasks, none."""
+    that recorded the column (:func:`~rmbo_tune.engine.meta_models.spacing_evidence`,
+    ``unrecorded`` as there); a column with fewer than ``WARP_MIN_TASKS`` such tasks (all
+    columns, with fewer meta-tasks) keeps its coordinates."""
     if options.grid_levels == "none":
         return None
     full = GridLevels.of(candidates)
@@ -163,9 +192,14 @@ def choose_spacing(
         return full
     if len(tasks) < WARP_MIN_TASKS:
         return None
-    gain = spacing_evidence(tasks, full.forward, uneven, options, rng, prior)
-    consulted = min(WARP_TASKS, len(tasks))
-    chosen = {j for j, g in zip(uneven, gain, strict=True) if g >= SPACING_EVIDENCE * consulted}
+    gain, consulted = spacing_evidence(
+        tasks, full.forward, uneven, options, rng, prior, unrecorded
+    )
+    chosen = {
+        j
+        for j, g, n in zip(uneven, gain, consulted, strict=True)
+        if n >= WARP_MIN_TASKS and g >= SPACING_EVIDENCE * n
+    }
     if not chosen:
         return None
     return GridLevels([lv if j in chosen else None for j, lv in enumerate(full.levels)])

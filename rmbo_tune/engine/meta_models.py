@@ -22,7 +22,7 @@ are computed once).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -286,6 +286,7 @@ def fit_task_warps(
     options: MetaBOOptions,
     rng: np.random.Generator,
     prior: LogNormalPrior,
+    unrecorded: Sequence[Array] | None = None,
 ) -> Array:
     """The input warp of ``input_warp="tasks"``, as ``[log a; log b]`` of shape (2, d): the
     median over up to ``WARP_TASKS`` meta-tasks (drawn by ``rng``) of the warp fitted to
@@ -297,31 +298,40 @@ def fit_task_warps(
     Each parameter's median is shrunk by :func:`agreed_warp`: kept where the tasks agree on
     the warp's direction, towards 0 as far as their warps are what noise would fit
     (meta-tasks of pure noise, or datasets that differ in where a parameter matters). Fewer
-    than ``WARP_MIN_TASKS`` tasks give the identity (zeros). Outputs as for
+    than ``WARP_MIN_TASKS`` tasks give the identity (zeros). A task's warp is fitted on the
+    columns it recorded (``unrecorded``: per task, a boolean mask of the others; see
+    :func:`~rmbo_tune.engine.candidates.check_meta_tasks`); a column recorded by fewer than
+    ``WARP_MIN_TASKS`` of the tasks drawn keeps the identity. Outputs as for
     :func:`fit_meta_models` (:func:`_task_outputs`), then standardized.
     """
     dim = tasks[0][0].shape[1]
     if len(tasks) < WARP_MIN_TASKS:
         return np.zeros((2, dim))
     chosen = sorted(rng.choice(len(tasks), min(WARP_TASKS, len(tasks)), replace=False))
-    logs = []
-    for i in chosen:
+    logs = np.full((len(chosen), 2, dim), np.nan)
+    for row, i in enumerate(chosen):
         X, y = tasks[int(i)]
+        cols = _recorded(unrecorded, int(i), dim)
         y = _task_outputs(y, options)[0]
         keep = thin(X, y, options.max_meta_observations)
         gp = ScaledGP.fit(
-            X[keep],
+            X[np.ix_(keep, cols)],
             y[keep],
             kind=options.kernel,
             rng=rng,
             n_restarts=0,
             noise_floor=options.noise_floor,
-            prior=prior,
+            prior=prior.restricted(cols),
             warp_inputs=True,
         )
         assert gp.hyper.warp is not None
-        logs.append(np.log(gp.hyper.warp))
-    return agreed_warp(np.array(logs))
+        logs[row][:, cols] = np.log(gp.hyper.warp)
+    return agreed_warp(logs)
+
+
+def _recorded(unrecorded: Sequence[Array] | None, i: int, dim: int) -> Array:
+    """The boolean mask of the columns task ``i`` recorded."""
+    return np.ones(dim, dtype=bool) if unrecorded is None else ~np.asarray(unrecorded[i])
 
 
 def spacing_evidence(
@@ -331,12 +341,15 @@ def spacing_evidence(
     options: MetaBOOptions,
     rng: np.random.Generator,
     prior: LogNormalPrior | None,
-) -> Array:
+    unrecorded: Sequence[Array] | None = None,
+) -> tuple[Array, Array]:
     """How much better up to ``WARP_TASKS`` meta-tasks (drawn by ``rng``) are described
     with each of ``columns`` in another spacing: per column, the summed gain in log
     evidence (the fitted GP's log marginal likelihood, plus the log prior density of its
     hyperparameters with ``prior``) when that column alone takes its values from
-    ``spaced`` (which maps inputs to the other spacing) instead of the task's own inputs.
+    ``spaced`` (which maps inputs to the other spacing) instead of the task's own inputs,
+    and how many of the tasks drawn recorded that column (``unrecorded`` as for
+    :func:`fit_task_warps`; a task is fitted on the columns it recorded).
 
     Each task is fitted to at most ``SPACING_ROWS`` of its rows (:func:`thin`), without a
     warp: the spacing is judged by a stationary kernel. Outputs as for
@@ -344,8 +357,11 @@ def spacing_evidence(
     """
     chosen = sorted(rng.choice(len(tasks), min(WARP_TASKS, len(tasks)), replace=False))
     gain = np.zeros(len(columns))
+    counts = np.zeros(len(columns), dtype=int)
 
-    def evidence(X: Array, z: Array) -> float:
+    def evidence(X: Array, z: Array, cols: Array) -> float:
+        restricted = None if prior is None else prior.restricted(cols)
+        X = X[:, cols]
         gp = ScaledGP.fit(
             X,
             z,
@@ -353,35 +369,49 @@ def spacing_evidence(
             rng=rng,
             n_restarts=0,
             noise_floor=options.noise_floor,
-            prior=prior,
+            prior=restricted,
         )
         theta = gp.hyper.to_theta()
         value = log_marginal_likelihood_value(theta, X, (z - gp.loc) / gp.scale, options.kernel)
-        return value + (prior.log_density(theta)[0] if prior is not None else 0.0)
+        return value + (restricted.log_density(theta)[0] if restricted is not None else 0.0)
 
     for i in chosen:
         X, y = tasks[int(i)]
+        cols = _recorded(unrecorded, int(i), X.shape[1])
         z = _task_outputs(y, options)[0]
         keep = thin(X, z, SPACING_ROWS)
         X, z = X[keep], z[keep]
         Z = spaced(X)
-        base = evidence(X, z)
+        base = evidence(X, z, cols)
         for k, j in enumerate(columns):
+            if not cols[j]:
+                continue
             Xj = X.copy()
             Xj[:, j] = Z[:, j]
-            gain[k] += evidence(Xj, z) - base
-    return gain
+            gain[k] += evidence(Xj, z, cols) - base
+            counts[k] += 1
+    return gain, counts
 
 
 def agreed_warp(log_warps: Array) -> Array:
     """The median of ``k >= 2`` warps ``log_warps`` (shape (k, ...)), each entry times
     ``max(0, 1 - (s / m)^2)``: ``m`` its median, ``s`` the median's standard error
     ``1.2533 sd / sqrt(k)`` (the positive-part James-Stein factor towards 0, the identity
-    warp). A median of 0 stays 0."""
-    median = np.median(log_warps, axis=0)
-    se = 1.2533 * np.std(log_warps, axis=0, ddof=1) / np.sqrt(len(log_warps))
-    ratio = np.divide(se, np.abs(median), out=np.ones_like(median), where=median != 0.0)
-    return median * np.maximum(0.0, 1.0 - ratio**2)
+    warp). A median of 0 stays 0. NaN entries (a column a task did not record) are left
+    out of their entry's median; an entry with fewer than ``WARP_MIN_TASKS`` others is 0."""
+    log_warps = np.asarray(log_warps, dtype=np.float64)
+    flat = log_warps.reshape(len(log_warps), -1)
+    out = np.zeros(flat.shape[1])
+    for j, column in enumerate(flat.T):
+        values = column[~np.isnan(column)]
+        if np.isnan(column).any() and len(values) < WARP_MIN_TASKS:
+            continue
+        median = float(np.median(values))
+        if median == 0.0:
+            continue
+        se = 1.2533 * np.std(values, ddof=1) / np.sqrt(len(values))
+        out[j] = median * max(0.0, 1.0 - (se / abs(median)) ** 2)
+    return out.reshape(log_warps.shape[1:])
 
 
 def fit_meta_models(
@@ -390,6 +420,7 @@ def fit_meta_models(
     options: MetaBOOptions,
     rng: np.random.Generator | None,
     prior: LogNormalPrior | None,
+    unrecorded: Sequence[Array] | None = None,
 ) -> tuple[MetaTaskModels, list[GPHyperparameters], tuple[float, float] | None]:
     """Fit one GP per meta-task and put them on one output scale.
 
@@ -407,6 +438,10 @@ def fit_meta_models(
         Restarts of the fits (unused when every hyperparameter is known).
     prior : LogNormalPrior or None
         Hyperparameter prior (type-II MAP) or None (maximum likelihood).
+    unrecorded : list of bool arrays, optional
+        Per task, the columns it did not record
+        (:func:`~rmbo_tune.engine.candidates.check_meta_tasks`): its GP is fitted on the
+        others and constant along these (``GPHyperparameters.expanded``).
 
     Returns
     -------
@@ -432,18 +467,20 @@ def fit_meta_models(
             fitted.append(ScaledGP.from_hyper(X, y, hyper, kind=options.kernel))
             continue
         assert rng is not None, "fitting a meta-task GP needs a random generator"
-        fitted.append(
-            ScaledGP.fit(
-                X,
-                y,
-                kind=options.kernel,
-                rng=rng,
-                n_restarts=options.n_restarts,
-                noise_floor=options.noise_floor,
-                prior=prior,
-                promising_restarts_only=len(X) > ALWAYS_RESTART_ROWS,
-            )
+        cols = _recorded(unrecorded, i, X.shape[1])
+        gp = ScaledGP.fit(
+            X[:, cols],
+            y,
+            kind=options.kernel,
+            rng=rng,
+            n_restarts=options.n_restarts,
+            noise_floor=options.noise_floor,
+            prior=None if prior is None else prior.restricted(cols),
+            promising_restarts_only=len(X) > ALWAYS_RESTART_ROWS,
         )
+        if not cols.all():
+            gp = ScaledGP.from_hyper(X, y, gp.hyper.expanded(cols), kind=options.kernel)
+        fitted.append(gp)
     if not fitted:
         return MetaTaskModels([]), [], None
     known = [m.hyper for m in fitted]

@@ -109,7 +109,7 @@ class MetaBO:
         if not isinstance(dim, int | np.integer) or isinstance(dim, bool) or dim < 1:
             raise ValueError(f"dim must be a positive integer, got {dim!r}")
         check_method(method)
-        tasks = cand.check_meta_tasks(meta_tasks, int(dim))
+        tasks, unrecorded = cand.check_meta_tasks(meta_tasks, int(dim))
         cands = None if candidates is None else cand.as_points(candidates, int(dim), "candidates")
         if cands is not None and len(cands) == 0:
             raise ValueError("candidates must contain at least one row")
@@ -125,6 +125,7 @@ class MetaBO:
                 opts,
                 np.random.default_rng([seeds["sobol"], SPACING_STREAM]),
                 LogNormalPrior.default(int(dim)) if opts.hyper_prior else None,
+                unrecorded,
             )
             if levels is not None:
                 # Every point the engine models is placed in the chosen spacing.
@@ -136,6 +137,7 @@ class MetaBO:
             options=opts,
             tasks=tasks,
             hypers=[None] * len(tasks),
+            unrecorded=unrecorded,
             candidates=cands,
             levels=levels,
             rng=rng,
@@ -158,9 +160,12 @@ class MetaBO:
         project: Callable[[Array], Array] | None,
         task_warp: Array | None = None,
         levels: cand.GridLevels | None = None,
+        unrecorded: Sequence[Array] | None = None,
     ) -> None:
-        """Build every model; meta-task GPs with a ``None`` in ``hypers`` are fitted, and
-        with ``input_warp="tasks"`` the tasks' warp unless ``task_warp`` gives it. With
+        """Build every model; meta-task GPs with a ``None`` in ``hypers`` are fitted (on the
+        columns their task recorded: ``unrecorded`` as from
+        :func:`~rmbo_tune.engine.candidates.check_meta_tasks`), and with
+        ``input_warp="tasks"`` the tasks' warp unless ``task_warp`` gives it. With
         ``levels`` (option ``grid_levels``) ``tasks`` and ``candidates`` are already in the
         spacing it maps to."""
         self.dim, self.method, self.options = dim, method, options
@@ -179,7 +184,7 @@ class MetaBO:
         self._meta_data = tasks
         prior = LogNormalPrior.default(dim) if opt.hyper_prior else None
         self.meta, self._meta_hypers, meta_scale = fit_meta_models(
-            tasks, list(hypers), opt, rng, prior
+            tasks, list(hypers), opt, rng, prior, unrecorded
         )
         # input_warp="tasks": the tasks' warp is fitted before the target's first fit (not
         # here, so that it does not lengthen the build) unless ``task_warp`` gives it.
@@ -374,7 +379,11 @@ class MetaBO:
         # stream, hence RM-GP-TS's samples, as they are without it.
         rng = np.random.default_rng([self._seeds["sobol"], WARP_STREAM])
         self.task_warp = fit_task_warps(
-            self._meta_data[:given], self.options, rng, self._warp_prior
+            self._meta_data[:given],
+            self.options,
+            rng,
+            self._warp_prior,
+            [h.unrecorded for h in self._meta_hypers[:given]],
         )
         self.target.prior = self._centred_prior(self._warp_prior)
 
@@ -428,7 +437,12 @@ class MetaBO:
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         try:
-            [(X, y)] = cand.check_meta_tasks([(X, y)], self.dim)
+            [(X, y)], [unrecorded] = cand.check_meta_tasks([(X, y)], self.dim)
+            if unrecorded.any():
+                raise ValueError(
+                    f"X is NaN in columns {np.flatnonzero(unrecorded).tolist()}; an online "
+                    "meta-task records every column"
+                )
         except ValueError as exc:
             raise ValueError(f"online meta-task {name!r}: {exc}") from None
         if not self._method.uses_meta:

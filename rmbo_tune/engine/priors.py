@@ -80,6 +80,17 @@ class LogNormalPrior:
             base, log_ell_loc=tuple(float(v) for v in np.asarray(log_lengthscales))
         )
 
+    def restricted(self, columns: Array) -> LogNormalPrior:
+        """This prior on the dimensions ``columns`` (boolean mask) only."""
+        columns = np.asarray(columns, dtype=bool)
+        ell = self.log_ell_loc
+        if not isinstance(ell, float | int):
+            ell = tuple(float(v) for v in np.asarray(ell)[columns])
+        warp = self.log_warp_loc
+        if warp is not None:
+            warp = tuple(float(v) for v in np.asarray(warp).reshape(2, -1)[:, columns].ravel())
+        return dataclasses.replace(self, log_ell_loc=ell, log_warp_loc=warp)
+
     def centred_warp(self, log_warp: Array, scale: float) -> LogNormalPrior:
         """This prior with the input warp's means at ``log_warp`` (2, d) and spread
         ``scale``."""

@@ -39,17 +39,23 @@ def initial_hyper(
     """The target's hyperparameters until its first fit.
 
     With meta-tasks: their median length scales (how fast the response varies with each
-    parameter) but not their signal variance: the target's outputs are on a unit scale,
-    and a meta GP fitted to a smooth bowl runs its amplitude up to the bound, which would
-    make the target GP wildly uncertain away from its first points. Without: the defaults.
+    parameter, over the tasks that recorded it) but not their signal variance: the
+    target's outputs are on a unit scale, and a meta GP fitted to a smooth bowl runs its
+    amplitude up to the bound, which would make the target GP wildly uncertain away from
+    its first points. Without: the defaults.
     """
     if not meta_hypers:
         return GPHyperparameters.default(dim, noise_floor=noise_floor)
     logs = np.array([h.to_theta() for h in meta_hypers])
     median = GPHyperparameters.from_theta(np.median(logs, axis=0))
-    return GPHyperparameters(
-        median.lengthscales, 1.0, float(np.clip(median.noise_var, noise_floor, 0.1))
-    )
+    ell = median.lengthscales
+    unrecorded = np.array([h.unrecorded for h in meta_hypers])
+    if unrecorded.any():
+        # Per column, over the tasks that recorded it (the default where none did).
+        ell = GPHyperparameters.default(dim).lengthscales
+        for j in np.flatnonzero(~unrecorded.all(axis=0)):
+            ell[j] = np.exp(np.median(logs[~unrecorded[:, j], j]))
+    return GPHyperparameters(ell, 1.0, float(np.clip(median.noise_var, noise_floor, 0.1)))
 
 
 def warps_at(input_warp: int | str | None, t: int, prior: LogNormalPrior | None) -> bool:

@@ -79,3 +79,19 @@ def test_grid_levels_invert_exactly_at_the_levels() -> None:
     grid[0] = 0.0
     levels = cand.GridLevels.of(grid)
     np.testing.assert_array_equal(levels.inverse(levels.forward(grid)), grid)
+
+
+def test_a_column_nan_in_every_row_is_unrecorded_and_filled_at_the_centre() -> None:
+    X = np.array([[0.1, np.nan, 0.3], [0.7, np.nan, 0.9]])
+    [(filled, _)], [unrecorded] = cand.check_meta_tasks([(X, [1.0, 2.0])], 3)
+    np.testing.assert_array_equal(unrecorded, [False, True, False])
+    np.testing.assert_array_equal(filled[:, 1], [cand.UNRECORDED_FILL] * 2)
+    np.testing.assert_array_equal(filled[:, [0, 2]], X[:, [0, 2]])
+
+
+def test_nan_in_part_of_a_column_or_in_every_column_is_refused() -> None:
+    X = np.array([[0.1, np.nan], [0.7, 0.2]])
+    with pytest.raises(ValueError, match=r"meta_tasks\[0\] X has NaN in some rows of columns"):
+        cand.check_meta_tasks([(X, [1.0, 2.0])], 2)
+    with pytest.raises(ValueError, match=r"meta_tasks\[0\] X is NaN in every column"):
+        cand.check_meta_tasks([(np.full((2, 2), np.nan), [1.0, 2.0])], 2)

@@ -3,13 +3,14 @@ import pytest
 from scipy.spatial.distance import cdist
 
 from rmbo_tune.engine import MetaBO
-from rmbo_tune.engine.gp import GPHyperparameters, ScaledGP
+from rmbo_tune.engine.gp import GaussianProcess, GPHyperparameters, ScaledGP
 from rmbo_tune.engine.meta_models import (
     SEARCHED_CROWDING,
     MetaTaskModels,
     agreed_warp,
     clip_outliers,
     crowding_correlation,
+    fit_meta_models,
     fit_task_warps,
     searched_score,
     thin,
@@ -257,3 +258,31 @@ def test_crowding_is_zero_where_it_is_undefined():
     X = searched_rows(rng, n=19)
     assert crowding_correlation(X, bowl(X)) > 0.4
     assert searched_score([(X, bowl(X))]) == 0.0  # too few rows to tell a search
+
+
+def test_a_task_that_did_not_record_a_column_is_fitted_on_the_others_and_constant_along_it():
+    rng = np.random.default_rng(0)
+    X = rng.random((30, 3))
+    X[:, 1] = 0.5  # filled: the task never varied x1
+    y = bowl(X[:, [0, 2]])
+    unrecorded = [np.array([False, True, False])]
+    models, hypers, _ = fit_meta_models([(X, y)], [None], MetaBOOptions(), rng, None, unrecorded)
+    np.testing.assert_array_equal(hypers[0].unrecorded, [False, True, False])
+    P = rng.random((5, 3))
+    Q = P.copy()
+    Q[:, 1] = rng.random(5)
+    np.testing.assert_allclose(models.predict(P)[0], models.predict(Q)[0], atol=1e-9)
+    np.testing.assert_allclose(models.predict(P)[1], models.predict(Q)[1], atol=1e-9)
+    # the same GP as one on the recorded columns alone
+    h = hypers[0]
+    alone = GPHyperparameters(h.lengthscales[[0, 2]], h.signal_var, h.noise_var)
+    inner = models.models[0].gp
+    gp = GaussianProcess(X[:, [0, 2]], inner.y, alone, kind="matern52", mean=0.0)
+    np.testing.assert_allclose(inner.predict(P)[0], gp.predict(P[:, [0, 2]])[0], atol=1e-6)
+
+
+def test_the_agreed_warp_of_a_column_leaves_out_the_tasks_that_did_not_record_it():
+    logs = np.array([[0.5, np.nan], [0.5, 0.4], [0.5, np.nan], [0.5, 0.4]])
+    np.testing.assert_array_equal(agreed_warp(logs), [0.5, 0.0])  # two tasks: too few
+    logs = np.vstack([logs, [[0.5, 0.4]]])
+    np.testing.assert_allclose(agreed_warp(logs), [0.5, 0.4])

@@ -61,3 +61,14 @@ def test_the_warp_prior_is_centred_at_the_identity_unless_moved():
     assert value == pytest.approx(-0.5 * np.sum((theta - centre.ravel()) ** 2) / 0.25**2)
     fd = finite_difference(lambda z: moved.log_warp_density(z)[0], theta)
     np.testing.assert_allclose(grad, fd, rtol=1e-5)
+
+
+def test_a_prior_restricted_to_some_columns_keeps_their_means():
+    base = LogNormalPrior.default(3)
+    assert base.restricted(np.array([True, False, True])) == base
+    centred = LogNormalPrior.centred_on(np.log([0.1, 0.2, 0.3]), base).centred_warp(
+        np.arange(6.0).reshape(2, 3), 0.5
+    )
+    kept = centred.restricted(np.array([True, False, True]))
+    np.testing.assert_allclose(kept.log_ell_loc, np.log([0.1, 0.3]))
+    assert kept.log_warp_loc == (0.0, 2.0, 3.0, 5.0)

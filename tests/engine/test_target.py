@@ -127,3 +127,15 @@ def test_failed_evaluations_are_imputed_below_every_success() -> None:
     ok = z[1:4]
     np.testing.assert_allclose(z[[0, 4]], ok.min() - 1.0)
     np.testing.assert_array_equal(m.y, [3.0, 1.0, 2.0])
+
+
+def test_initial_hyper_takes_each_columns_median_over_the_tasks_that_recorded_it() -> None:
+    hypers = [
+        GPHyperparameters(np.array([0.1, 0.8]), 9.0, 1e-3),
+        GPHyperparameters(np.array([0.3]), 9.0, 1e-3).expanded(np.array([True, False])),
+        GPHyperparameters(np.array([0.2, 0.6]), 9.0, 1e-3),
+    ]
+    np.testing.assert_allclose(initial_hyper(hypers, 2, 1e-6).lengthscales, [0.2, np.sqrt(0.48)])
+    none = [GPHyperparameters(np.array([0.3]), 9.0, 1e-3).expanded(np.array([True, False]))]
+    h = initial_hyper(none, 2, 1e-6)
+    np.testing.assert_allclose(h.lengthscales, [0.3, GPHyperparameters.default(2).lengthscales[1]])

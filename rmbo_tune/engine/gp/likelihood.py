@@ -35,6 +35,9 @@ from rmbo_tune.engine.priors import LogNormalPrior
 from rmbo_tune.engine.types import Array, CholeskyError
 
 LOG_ELL_BOUNDS = (np.log(1e-2), np.log(20.0))
+# The length scale of a dimension a GP's data do not vary along (a meta-task whose
+# experiment did not search that parameter): the kernel is constant along it.
+UNRECORDED_LENGTHSCALE = 1e6
 LOG_S2_BOUNDS = (np.log(5e-2), np.log(20.0))
 LOG_WARP_BOUNDS = (-2.0, 2.0)
 MAX_NOISE = 1.0
@@ -63,6 +66,26 @@ class GPHyperparameters:
     signal_var: float
     noise_var: float
     warp: Array | None = None
+
+    @property
+    def unrecorded(self) -> Array:
+        """Boolean mask of the dimensions at ``UNRECORDED_LENGTHSCALE`` (see
+        :meth:`expanded`)."""
+        return np.asarray(self.lengthscales) >= UNRECORDED_LENGTHSCALE
+
+    def expanded(self, recorded: Array) -> GPHyperparameters:
+        """These hyperparameters, fitted on the ``recorded`` (boolean mask) dimensions
+        only, as those of the full space: the other dimensions take
+        ``UNRECORDED_LENGTHSCALE``, so the kernel ignores them (a warp is kept on the
+        recorded dimensions, the identity elsewhere)."""
+        recorded = np.asarray(recorded, dtype=bool)
+        ell = np.full(len(recorded), UNRECORDED_LENGTHSCALE)
+        ell[recorded] = self.lengthscales
+        warp = None
+        if self.warp is not None:
+            warp = np.ones((2, len(recorded)))
+            warp[:, recorded] = self.warp
+        return GPHyperparameters(ell, self.signal_var, self.noise_var, warp)
 
     def inputs(self, X: Array) -> Array:
         """The inputs the kernel is taken between: ``X`` warped, or ``X`` itself."""

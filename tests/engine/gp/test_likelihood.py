@@ -175,3 +175,12 @@ def test_promising_restarts_only_runs_the_restarts_that_screen_better_than_the_f
     assert log_marginal_likelihood(fit.to_theta(), X, y, "matern52")[0] == pytest.approx(
         log_marginal_likelihood(good.to_theta(), X, y, "matern52")[0], abs=1e-3
     )
+
+
+def test_hyperparameters_of_the_recorded_columns_expand_to_a_kernel_constant_elsewhere():
+    fitted = GPHyperparameters(np.array([0.2, 0.4]), 1.5, 1e-3, np.array([[2.0, 1.0], [1.0, 3.0]]))
+    full = fitted.expanded(np.array([True, False, True]))
+    np.testing.assert_array_equal(full.unrecorded, [False, True, False])
+    np.testing.assert_array_equal(full.lengthscales[[0, 2]], [0.2, 0.4])
+    np.testing.assert_array_equal(full.warp, [[2.0, 1.0, 1.0], [1.0, 1.0, 3.0]])
+    assert GPHyperparameters.from_dict(full.to_dict()).unrecorded.tolist() == [False, True, False]
