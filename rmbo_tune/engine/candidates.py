@@ -23,7 +23,7 @@ from rmbo_tune.engine.optimize import (
 )
 from rmbo_tune.engine.options import MetaBOOptions
 from rmbo_tune.engine.priors import LogNormalPrior
-from rmbo_tune.engine.types import Array, SearchSpaceExhausted
+from rmbo_tune.engine.types import Array, Mask, SearchSpaceExhausted
 
 BOX_TOL = 1e-9
 RANDOM_TRIES = 1024
@@ -59,7 +59,7 @@ UNRECORDED_FILL = 0.5
 
 def check_meta_tasks(
     meta_tasks: Sequence[tuple[ArrayLike, ArrayLike]], dim: int
-) -> tuple[list[tuple[Array, Array]], list[Array]]:
+) -> tuple[list[tuple[Array, Array]], list[Mask]]:
     """Validated ``(X, y)`` pairs and, per task, the boolean mask of its unrecorded columns;
     errors name the offending task and rows.
 
@@ -173,7 +173,7 @@ def choose_spacing(
     options: MetaBOOptions,
     rng: np.random.Generator,
     prior: LogNormalPrior | None,
-    unrecorded: Sequence[Array] | None = None,
+    unrecorded: Sequence[Mask] | None = None,
 ) -> GridLevels | None:
     """The spacing the engine models a finite candidate set in (option ``grid_levels``):
     None for the coordinates as given; otherwise the columns placed in the set's own

@@ -35,7 +35,7 @@ from rmbo_tune.engine.gp.likelihood import log_marginal_likelihood_value
 from rmbo_tune.engine.kernels import kernel_from_r2
 from rmbo_tune.engine.options import MetaBOOptions
 from rmbo_tune.engine.priors import LogNormalPrior
-from rmbo_tune.engine.types import Array
+from rmbo_tune.engine.types import Array, Mask
 
 # Points per chunk of predict() are chosen so that each (M, chunk, N) temporary holds about
 # this many elements (512 KB): temporaries that stay in cache made the prediction at the
@@ -286,7 +286,7 @@ def fit_task_warps(
     options: MetaBOOptions,
     rng: np.random.Generator,
     prior: LogNormalPrior,
-    unrecorded: Sequence[Array] | None = None,
+    unrecorded: Sequence[Mask] | None = None,
 ) -> Array:
     """The input warp of ``input_warp="tasks"``, as ``[log a; log b]`` of shape (2, d): the
     median over up to ``WARP_TASKS`` meta-tasks (drawn by ``rng``) of the warp fitted to
@@ -329,9 +329,11 @@ def fit_task_warps(
     return agreed_warp(logs)
 
 
-def _recorded(unrecorded: Sequence[Array] | None, i: int, dim: int) -> Array:
+def _recorded(unrecorded: Sequence[Mask] | None, i: int, dim: int) -> Mask:
     """The boolean mask of the columns task ``i`` recorded."""
-    return np.ones(dim, dtype=bool) if unrecorded is None else ~np.asarray(unrecorded[i])
+    if unrecorded is None:
+        return np.ones(dim, dtype=bool)
+    return np.logical_not(np.asarray(unrecorded[i], dtype=bool))
 
 
 def spacing_evidence(
@@ -341,7 +343,7 @@ def spacing_evidence(
     options: MetaBOOptions,
     rng: np.random.Generator,
     prior: LogNormalPrior | None,
-    unrecorded: Sequence[Array] | None = None,
+    unrecorded: Sequence[Mask] | None = None,
 ) -> tuple[Array, Array]:
     """How much better up to ``WARP_TASKS`` meta-tasks (drawn by ``rng``) are described
     with each of ``columns`` in another spacing: per column, the summed gain in log
@@ -359,7 +361,7 @@ def spacing_evidence(
     gain = np.zeros(len(columns))
     counts = np.zeros(len(columns), dtype=int)
 
-    def evidence(X: Array, z: Array, cols: Array) -> float:
+    def evidence(X: Array, z: Array, cols: Mask) -> float:
         restricted = None if prior is None else prior.restricted(cols)
         X = X[:, cols]
         gp = ScaledGP.fit(
@@ -420,7 +422,7 @@ def fit_meta_models(
     options: MetaBOOptions,
     rng: np.random.Generator | None,
     prior: LogNormalPrior | None,
-    unrecorded: Sequence[Array] | None = None,
+    unrecorded: Sequence[Mask] | None = None,
 ) -> tuple[MetaTaskModels, list[GPHyperparameters], tuple[float, float] | None]:
     """Fit one GP per meta-task and put them on one output scale.
 

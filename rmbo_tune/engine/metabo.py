@@ -49,7 +49,7 @@ from rmbo_tune.engine.options import MetaBOOptions
 from rmbo_tune.engine.priors import LogNormalPrior
 from rmbo_tune.engine.target import TargetModel, initial_hyper
 from rmbo_tune.engine.threads import one_blas_thread
-from rmbo_tune.engine.types import Array
+from rmbo_tune.engine.types import Array, Mask
 
 # The informative probe: candidates whose comparison with the reference carries at least this
 # share of the most informative one's information; the tasks' best of them is evaluated.
@@ -160,7 +160,7 @@ class MetaBO:
         project: Callable[[Array], Array] | None,
         task_warp: Array | None = None,
         levels: cand.GridLevels | None = None,
-        unrecorded: Sequence[Array] | None = None,
+        unrecorded: Sequence[Mask] | None = None,
     ) -> None:
         """Build every model; meta-task GPs with a ``None`` in ``hypers`` are fitted (on the
         columns their task recorded: ``unrecorded`` as from

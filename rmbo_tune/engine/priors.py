@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rmbo_tune.engine.types import Array
+from rmbo_tune.engine.types import Array, Mask
 
 # Prior spread of the input warp's log a and log b, as BoTorch's input warping
 # (LogNormal(0, 0.75^0.5)).
@@ -80,7 +80,7 @@ class LogNormalPrior:
             base, log_ell_loc=tuple(float(v) for v in np.asarray(log_lengthscales))
         )
 
-    def restricted(self, columns: Array) -> LogNormalPrior:
+    def restricted(self, columns: Mask) -> LogNormalPrior:
         """This prior on the dimensions ``columns`` (boolean mask) only."""
         columns = np.asarray(columns, dtype=bool)
         ell = self.log_ell_loc

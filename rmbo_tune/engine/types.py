@@ -6,6 +6,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 Array = NDArray[np.float64]
+# A boolean mask over columns (a meta-task's unrecorded ones).
+Mask = NDArray[np.bool_]
 
 
 class RMBOError(Exception):

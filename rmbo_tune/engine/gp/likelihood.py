@@ -32,7 +32,7 @@ from rmbo_tune.engine.kernels import (
     scaled_sqdist,
 )
 from rmbo_tune.engine.priors import LogNormalPrior
-from rmbo_tune.engine.types import Array, CholeskyError
+from rmbo_tune.engine.types import Array, CholeskyError, Mask
 
 LOG_ELL_BOUNDS = (np.log(1e-2), np.log(20.0))
 # The length scale of a dimension a GP's data do not vary along (a meta-task whose
@@ -68,12 +68,12 @@ class GPHyperparameters:
     warp: Array | None = None
 
     @property
-    def unrecorded(self) -> Array:
+    def unrecorded(self) -> Mask:
         """Boolean mask of the dimensions at ``UNRECORDED_LENGTHSCALE`` (see
         :meth:`expanded`)."""
         return np.asarray(self.lengthscales) >= UNRECORDED_LENGTHSCALE
 
-    def expanded(self, recorded: Array) -> GPHyperparameters:
+    def expanded(self, recorded: Mask) -> GPHyperparameters:
         """These hyperparameters, fitted on the ``recorded`` (boolean mask) dimensions
         only, as those of the full space: the other dimensions take
         ``UNRECORDED_LENGTHSCALE``, so the kernel ignores them (a warp is kept on the
