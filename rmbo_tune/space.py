@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -325,16 +325,27 @@ class SearchSpace:
         """Parameter names (paths joined with '/') in column order."""
         return [d.name for d in self.dimensions]
 
-    def encode(self, config: Mapping[str, Any], *, clip: bool = False) -> Array:
+    def encode(
+        self,
+        config: Mapping[str, Any],
+        *,
+        clip: bool = False,
+        unrecorded: Collection[Path] = (),
+    ) -> Array:
         """A (nested) config -> point of shape (dim,).
 
         Extra keys are ignored. Raises :class:`OutOfSpaceError` (a ValueError whose
         ``reason`` is "missing_key", "out_of_bounds", "unknown_category" or "wrong_type")
-        naming the key; ``clip=True`` clips numbers that are out of bounds instead.
+        naming the key; ``clip=True`` clips numbers that are out of bounds instead. The
+        columns of a key in ``unrecorded`` (paths, as :attr:`Dimension.path`) that the
+        config lacks are NaN: a meta-task's experiment that did not search that key.
         """
         flat = flatten(config) if not _is_flat(config) else dict(config)
         x = np.empty(self.dim)
         for d, sl in zip(self.dimensions, self._slices, strict=True):
+            if d.path not in flat and d.path in unrecorded:
+                x[sl] = np.nan
+                continue
             if d.path not in flat:
                 raise OutOfSpaceError(f"{d.name} is missing from the config", reason="missing_key")
             x[sl] = d.columns(flat[d.path], clip=clip)

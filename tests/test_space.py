@@ -108,6 +108,11 @@ def test_encode_names_missing_keys_and_unknown_categories_and_can_clip():
     np.testing.assert_allclose(
         space.encode({"a": {"x": 3.0}, "c": "q"}, clip=True)[0], 1.0, atol=1e-12
     )
+    # a key a meta-task's experiment did not search: NaN in every column of its own
+    x = space.encode({"a": {"x": 0.25}}, unrecorded={("c",)})
+    assert x[0] == pytest.approx(0.25) and np.isnan(x[1:]).all()
+    with pytest.raises(OutOfSpaceError, match="a/x is missing"):
+        space.encode({"c": "p"}, unrecorded={("c",)})
 
 
 @pytest.mark.parametrize(

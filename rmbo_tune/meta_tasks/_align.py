@@ -28,17 +28,24 @@ class Aligner:
 
     def __call__(self, configs: list, values: list, report: LoadReport) -> tuple[list, list]:
         from rmbo_tune.exceptions import OutOfSpaceError
+        from rmbo_tune.meta_tasks._compact import unrecorded_keys
         from rmbo_tune.space import flatten, path_name, unflatten
 
         out_c, out_v = [], []
-        for config, value in zip(configs, values, strict=True):
-            flat = flatten(config)
+        flats = [flatten(config) for config in configs]
+        # A searched key that no config has: the experiment did not search it. Its configs
+        # are kept; the searcher's GP of the task is constant along that key.
+        unrecorded = unrecorded_keys(self.space, flats)
+        report.unrecorded_keys = sorted(path_name(p) for p in unrecorded)
+        for config, flat, value in zip(configs, flats, values, strict=True):
             for key in flat:
                 if key not in self.known:
                     name = path_name(key)
                     report.extra_keys[name] = report.extra_keys.get(name, 0) + 1
             reason, clipped = None, False
             for d in self.space.dimensions:
+                if d.path in unrecorded:
+                    continue
                 if d.path not in flat:
                     reason = "missing_key"
                     break

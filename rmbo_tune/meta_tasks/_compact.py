@@ -30,7 +30,7 @@ from rmbo_tune.meta_tasks._sources import (
     is_path,
     normalize_sources,
 )
-from rmbo_tune.space import SearchSpace, flatten
+from rmbo_tune.space import Path, SearchSpace, flatten, path_name
 
 logger = logging.getLogger(__name__)
 
@@ -124,17 +124,21 @@ class CompactTask:
         Returns
         -------
         X : ndarray of shape (n, space.dim)
+            A searched key that no config of the task has (the experiment did not search
+            it) is NaN in every row: the engine's meta-task GP is constant along it.
         y : ndarray of shape (n,)
             The values, in the task's mode (non-finite values are left out).
         dropped : int
             Configs left out because they are not in the space.
         """
         X, y, dropped = [], [], 0
-        for cfg, v in zip(self.configs(), self.values, strict=True):
+        configs = self.configs()
+        unrecorded = unrecorded_keys(space, configs)
+        for cfg, v in zip(configs, self.values, strict=True):
             if not math.isfinite(v):
                 continue
             try:
-                X.append(space.encode(cfg))
+                X.append(space.encode(cfg, unrecorded=unrecorded))
                 y.append(v)
             except OutOfSpaceError:
                 dropped += 1
@@ -146,6 +150,14 @@ class CompactTask:
         # point; sorting makes the same earlier experiments give the same search.
         order = np.lexsort(np.column_stack([Xa, ya]).T[::-1])
         return Xa[order], ya[order], dropped
+
+
+def unrecorded_keys(space: SearchSpace, configs: Sequence[Mapping[Path, Any]]) -> set[Path]:
+    """The searched keys (paths) that none of one task's flat ``configs`` has: a parameter
+    its experiment did not search. Empty when the task has none of them (it was a search of
+    another space, not of fewer parameters) or no config."""
+    missing = {d.path for d in space.dimensions if not any(d.path in c for c in configs)}
+    return set() if len(missing) == len(space.dimensions) else missing
 
 
 def split_sources(meta_tasks: Any) -> tuple[list[CompactTask], list[Entry]]:
@@ -281,6 +293,14 @@ def engine_tasks(
         if len(X):
             meta.append((X, (1.0 if (task.mode or mode) == "max" else -1.0) * y))
             names.append(task.name)
+            unrecorded = sorted(path_name(p) for p in unrecorded_keys(space, task.configs()))
+            if unrecorded:
+                logger.info(
+                    "RMBOSearcher: meta-task %r did not search %s; its model is constant along %s",
+                    task.name,
+                    ", ".join(unrecorded),
+                    "it" if len(unrecorded) == 1 else "them",
+                )
         else:
             logger.warning(
                 "RMBOSearcher: meta-task %r has no config in the search space; it is ignored",

@@ -39,6 +39,10 @@ class LoadReport:
     extra_keys : dict of str to int
         Config keys that the search space does not know (ignored), with how many configs
         had them.
+    unrecorded_keys : list of str
+        Searched keys that no config of the task has (a parameter its experiment did not
+        search): its configs are kept, and the searcher's GP of the task is constant along
+        these keys.
     value_min, value_max : float or None
         Range of the values kept, in the target metric's units.
     """
@@ -51,6 +55,7 @@ class LoadReport:
     dropped: dict[str, int] = field(default_factory=dict)
     notes: dict[str, int] = field(default_factory=dict)
     extra_keys: dict[str, int] = field(default_factory=dict)
+    unrecorded_keys: list[str] = field(default_factory=list)
     value_min: float | None = None
     value_max: float | None = None
 
@@ -219,6 +224,12 @@ def format_report(tasks: Sequence[MetaTask], *, source_width: int = 48) -> str:
         if t.report.extra_keys:
             keys = ", ".join(f"{k} ({v})" for k, v in sorted(t.report.extra_keys.items()))
             extras.append(f"{t.name}: config keys not in the search space (ignored): {keys}")
+        if t.report.unrecorded_keys:
+            keys = ", ".join(t.report.unrecorded_keys)
+            extras.append(
+                f"{t.name}: searched keys this experiment did not search (its model is "
+                f"constant along them): {keys}"
+            )
     if extras:
         out += ["", *extras]
     return "\n".join(out)

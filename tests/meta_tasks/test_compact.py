@@ -18,6 +18,7 @@ from rmbo_tune.meta_tasks._compact import (
     engine_tasks,
     load_deferred,
     split_sources,
+    unrecorded_keys,
 )
 from rmbo_tune.space import SearchSpace
 
@@ -55,6 +56,24 @@ def test_encode_drops_what_is_not_in_the_space_in_a_canonical_order():
     )
     np.testing.assert_array_equal(X, X2)
     np.testing.assert_array_equal(y, y2)
+
+
+def test_a_key_no_config_has_is_unrecorded_and_nan_in_every_row(caplog):
+    older = CompactTask("older", [{"x": 0.5}, {"x": 0.25}], [1.0, 2.0])
+    assert unrecorded_keys(SPACE, older.configs()) == {("m", "k")}
+    X, y, dropped = older.encode(SPACE)
+    assert dropped == 0 and X.shape == (2, SPACE.dim) and sorted(y) == [1.0, 2.0]
+    np.testing.assert_allclose(X[:, 0], [0.25, 0.5])
+    assert np.isnan(X[:, 1:]).all()
+    # a key some configs have is recorded: the others are dropped, as before
+    assert unrecorded_keys(SPACE, CompactTask("t", CONFIGS, [1.0, 2.0, 3.0]).configs()) == set()
+    # a task of another space entirely is not a task of fewer keys
+    other = CompactTask("other", [{"z": 1.0}], [1.0])
+    assert unrecorded_keys(SPACE, other.configs()) == set()
+    with caplog.at_level(logging.INFO, logger="rmbo_tune"):
+        meta, names, _ = engine_tasks([older, other], SPACE, "max")
+    assert names == ["older"] and np.isnan(meta[0][0][:, 1:]).all()
+    assert "meta-task 'older' did not search m/k; its model is constant along it" in caplog.text
 
 
 def test_split_sources_keeps_in_memory_tasks_and_defers_the_rest(tmp_path):

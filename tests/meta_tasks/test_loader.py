@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from ray import tune
 
-from rmbo_tune.meta_tasks import load_meta_tasks
+from rmbo_tune.meta_tasks import format_report, load_meta_tasks
 from tests.meta_tasks.helpers import assert_messy, copy_tree, drop_state, trial_dir
 from tests.meta_tasks_fixtures import target_space
 
@@ -56,6 +56,16 @@ def test_pairs_and_metatask_sources():
     assert again[0].report.notes["realigned"] == 1
     with pytest.raises(ValueError, match="holds 'score', not 'loss'"):
         load_meta_tasks(tasks[0], "loss", "min")
+
+
+def test_a_key_the_earlier_experiment_did_not_search_keeps_its_configs():
+    configs = [{"lr": 0.01}, {"lr": 0.02}]  # searched before model/width was added
+    (task,) = load_meta_tasks((configs, [1.0, 2.0]), "score", "max", space=target_space())
+    assert task.report.used == 2 and not task.report.dropped
+    assert task.report.unrecorded_keys == ["model/width"]
+    assert "did not search (its model is constant along them): model/width" in format_report(
+        [task]
+    )
 
 
 def test_errors_name_the_path(runs, tmp_path):
