@@ -96,7 +96,7 @@ from pathlib import Path
 from rmbo_tune.bench import report
 from rmbo_tune.bench.options import add_option_argument, parse_options, positive_int
 from rmbo_tune.bench.tabular_data import describe, load_tabular
-from rmbo_tune.bench.tabular_runs import META_SEARCHES, check_run_args, run
+from rmbo_tune.bench.tabular_runs import META_SEARCHES, Unrecorded, check_run_args, run
 from rmbo_tune.engine import METHODS
 
 __all__ = ["main"]
@@ -244,6 +244,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="the meta-tasks observe their tasks' values negated (misleading earlier "
         "experiments; with --meta-search, their searches searched the mirror images)",
     )
+    p.add_argument(
+        "--unrecorded",
+        metavar="COLUMN",
+        help="a column the earlier experiments did not search (a parameter added since): "
+        "their rows are drawn at one level of it and it reaches the engine as NaN",
+    )
+    p.add_argument(
+        "--unrecorded-known",
+        action="store_true",
+        help="with --unrecorded, give the engine that level instead of NaN",
+    )
     add_option_argument(p)
     p.add_argument(
         "--processes",
@@ -283,6 +294,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
         methods, targets = _names(a.methods), _names(a.targets) or None
         check_run_args(bench, methods, a.budget, a.seeds, targets, a.meta_samples, a.meta_tasks)
+        if a.unrecorded is not None:
+            if a.meta_search != "random":
+                raise ValueError("--unrecorded draws the meta-tasks' rows at random")
+            Unrecorded.of(bench, a.unrecorded)
+        elif a.unrecorded_known:
+            raise ValueError("--unrecorded-known needs --unrecorded")
     except ValueError as exc:
         p.error(str(exc))
     print(describe(bench), flush=True)
@@ -310,6 +327,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         continuous=a.continuous,
         meta_search=a.meta_search,
         mirror=a.mirror,
+        unrecorded=a.unrecorded,
+        unrecorded_known=a.unrecorded_known,
     )
     horizons = sorted({h for h in HORIZONS if h <= a.budget} | {a.budget})
     files = report.write_outputs(doc, a.out, horizons)

@@ -20,6 +20,7 @@ from multiprocessing import get_context
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from threadpoolctl import ThreadpoolController
 
 from rmbo_tune.bench import report
@@ -37,10 +38,13 @@ def _meta_tasks(
     rng: np.random.Generator,
     n_tasks: int | None = None,
     searched: Mapping[str, Array] | None = None,
+    unrecorded: Unrecorded | None = None,
 ) -> tuple[list[str], list[tuple[Array, Array]]]:
     """Names and ``(X, y)`` of the target's meta-tasks, ``y`` maximized: every other task,
     or ``n_tasks`` of them drawn at random; each task's rows drawn at random, or
-    ``searched[name]`` (the rows its own search evaluated, :func:`_search_rows`)."""
+    ``searched[name]`` (the rows its own search evaluated, :func:`_search_rows`). With
+    ``unrecorded``, the rows are drawn among those at its level, and its features are NaN
+    (or, with its ``known``, the level itself)."""
     sign = 1.0 if bench.mode == "max" else -1.0
     others = [task for task in bench.tasks if task.name != target.name]
     if n_tasks is not None and n_tasks < len(others):
@@ -48,13 +52,55 @@ def _meta_tasks(
     names, tasks = [], []
     for task in others:
         rows = np.arange(len(task.X))
+        if unrecorded is not None:
+            rows = unrecorded.rows(task.X)
         if searched is not None:
             rows = np.sort(searched[task.name])
         elif n_samples is not None and n_samples < len(rows):
             rows = np.sort(rng.choice(rows, size=n_samples, replace=False))
+        X = task.X[rows]
+        if unrecorded is not None and not unrecorded.known:
+            X = X.copy()
+            X[:, unrecorded.features] = np.nan
         names.append(task.name)
-        tasks.append((task.X[rows], sign * task.values[rows]))
+        tasks.append((X, sign * task.values[rows]))
     return names, tasks
+
+
+@dataclasses.dataclass(frozen=True)
+class Unrecorded:
+    """A column the earlier experiments did not search: they ran it at one ``level`` (its
+    ``features``' values), and the engine sees those features as NaN, or with ``known``
+    the level itself (a user who knows what the earlier runs used)."""
+
+    column: str
+    features: list[int]
+    level: tuple[float, ...]
+    known: bool = False
+
+    @classmethod
+    def of(cls, bench: TabularBenchmark, column: str, *, known: bool = False) -> Unrecorded:
+        """``column`` of ``bench`` at the middle of its distinct values over every task
+        (for a categorical column, the middle of its one-hot rows in sorted order)."""
+        enc = bench.encoding
+        if column not in enc.columns:
+            raise ValueError(f"unrecorded: {column!r} is not one of the columns {enc.columns}")
+        features = [
+            i for i, f in enumerate(enc.features) if f == column or f.startswith(column + "=")
+        ]
+        if not features:
+            raise ValueError(
+                f"unrecorded: {column!r} takes one value; there is nothing to leave out"
+            )
+        if len(features) == len(enc.features):
+            raise ValueError(f"unrecorded: {column!r} is the only column searched")
+        levels = np.unique(np.vstack([t.X[:, features] for t in bench.tasks]), axis=0)
+        level = tuple(float(v) for v in levels[len(levels) // 2])
+        return cls(column, features, level, known)
+
+    def rows(self, X: Array) -> NDArray[np.intp]:
+        """The rows of ``X`` at the level."""
+        return np.flatnonzero(np.all(np.abs(X[:, self.features] - self.level) < 1e-9, axis=1))
 
 
 def _search_rows(job: tuple) -> list[int]:
@@ -315,9 +361,12 @@ def _target_runs(job: tuple) -> list[tuple[str, dict[str, Any]]]:
     bench, k, s, methods, budget, meta_samples, meta_tasks, seed, options, batch, cont = job[:11]
     searched = job[11]  # this seed's searched rows per task, or None for random rows
     meta_bench = job[12]  # the tasks the meta-tasks observe (mirror images with ``mirror``)
+    unrecorded = job[13]
     target = bench.tasks[k]
     rng = np.random.default_rng([seed, k, s])
-    meta_names, meta = _meta_tasks(meta_bench, target, meta_samples, rng, meta_tasks, searched)
+    meta_names, meta = _meta_tasks(
+        meta_bench, target, meta_samples, rng, meta_tasks, searched, unrecorded
+    )
     engine_seed = int(rng.integers(2**31))
     out = []
     # One BLAS thread, as in the searcher: on two cores, threaded BLAS made the meta-GP fits
@@ -353,6 +402,8 @@ def run(
     continuous: bool = False,
     meta_search: str = "random",
     mirror: bool = False,
+    unrecorded: str | None = None,
+    unrecorded_known: bool = False,
 ) -> dict[str, Any]:
     """Leave-one-task-out benchmark; returns a :mod:`~rmbo_tune.bench.report` document.
 
@@ -403,6 +454,14 @@ def run(
         configs are its task's worst: earlier experiments that mislead. With
         ``meta_search``, the earlier searches searched the mirror images, so their rows
         crowd where each task is worst.
+    unrecorded : str, optional
+        A column the earlier experiments did not search (a parameter added since): each
+        meta-task's rows are drawn among its configs at one level of it (the middle of its
+        distinct values, :class:`Unrecorded`), and the engine gets that column as NaN.
+        Not with ``meta_search``.
+    unrecorded_known : bool
+        With ``unrecorded``, give the engine the level itself instead of NaN (the earlier
+        runs' value known).
 
     Returns
     -------
@@ -420,6 +479,13 @@ def run(
         raise ValueError(f"batch must be a positive integer, got {batch!r}")
     if meta_search not in META_SEARCHES:
         raise ValueError(f"meta_search must be one of {META_SEARCHES}, got {meta_search!r}")
+    spec = None
+    if unrecorded is not None:
+        if meta_search != "random":
+            raise ValueError(
+                "unrecorded draws the meta-tasks' rows at random; not with meta_search"
+            )
+        spec = Unrecorded.of(bench, unrecorded, known=unrecorded_known)
     names = [t.name for t in bench.tasks]
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
     mirrored = _mirror(bench) if mirror else bench
@@ -446,7 +512,17 @@ def run(
                 label = "GP-UCB" if meta_search == "gp-ucb" else "TPE"
                 progress(f"meta-tasks: {len(hjobs)} {label} searches of {n} evaluations")
         jobs = [
-            (bench, names.index(name), s, list(methods), budget, *rest, searched.get(s), mirrored)
+            (
+                bench,
+                names.index(name),
+                s,
+                list(methods),
+                budget,
+                *rest,
+                searched.get(s),
+                mirrored,
+                spec,
+            )
             for name, s in pairs
         ]
         if pool is None:
@@ -479,6 +555,9 @@ def run(
             "meta_tasks": meta_tasks,
             "meta_search": meta_search,
             "mirror": bool(mirror),
+            "unrecorded": None
+            if spec is None
+            else {"column": spec.column, "level": list(spec.level), "known": spec.known},
             "batch": batch,
             "continuous": bool(continuous),
             "methods": list(methods),

@@ -57,6 +57,9 @@ def test_cli_errors_are_usage_errors(grid: Path, capsys) -> None:
         (["--option", "beta_scale=-1"], "beta_scale"),
         (["--batch", "0"], "--batch"),
         (["--meta-search", "bohb"], "--meta-search"),
+        (["--unrecorded", "depth"], "'depth' is not one of the columns"),
+        (["--unrecorded-known"], "--unrecorded-known needs --unrecorded"),
+        (["--unrecorded", "kind", "--meta-search", "gp-ucb"], "rows at random"),
     ]:
         with pytest.raises(SystemExit):
             tabular.main([*args, *extra])

@@ -231,3 +231,33 @@ def test_meta_tasks_beat_random_search_early(grid: Path) -> None:
         return float(np.mean([min(r["values"]) - r["optimum"] for r in doc["runs"][method]]))
 
     assert regret("rm-gp-ucb") < 0.5 * regret("random"), (regret("rm-gp-ucb"), regret("random"))
+
+
+def test_meta_tasks_can_leave_a_column_unrecorded(grid: Path) -> None:
+    bench = load_tabular(grid, mode="min", metric="loss")
+    spec = tabular_runs.Unrecorded.of(bench, "kind")
+    assert spec.features == [2, 3, 4] and spec.level == (0.0, 1.0, 0.0)  # kind=b
+    target = bench.task("target")
+    _, meta = tabular_runs._meta_tasks(
+        bench, target, 20, np.random.default_rng(0), None, None, spec
+    )
+    for X, _ in meta:
+        assert len(X) == 20 and np.isnan(X[:, 2:]).all() and not np.isnan(X[:, :2]).any()
+    known = tabular_runs.Unrecorded.of(bench, "lr", known=True)
+    _, meta = tabular_runs._meta_tasks(
+        bench, target, None, np.random.default_rng(0), None, None, known
+    )
+    for X, _ in meta:  # every config at the middle lr: 9 x values x 3 kinds
+        assert len(X) == 27 and np.all(X[:, 1] == known.level[0])
+    with pytest.raises(ValueError, match="'depth' is not one of the columns"):
+        tabular_runs.Unrecorded.of(bench, "depth")
+    kwargs = dict(methods=["rm-gp-ucb", "warm-start"], budget=4, n_seeds=1, targets=["near1"])
+    doc = tabular_runs.run(bench, **kwargs, meta_samples=20, unrecorded="kind")
+    assert doc["settings"]["unrecorded"] == {
+        "column": "kind",
+        "level": [0.0, 1.0, 0.0],
+        "known": False,
+    }
+    assert all(len(r["values"]) == 4 for rs in doc["runs"].values() for r in rs)
+    with pytest.raises(ValueError, match="not with meta_search"):
+        tabular_runs.run(bench, **kwargs, unrecorded="kind", meta_search="gp-ucb")
