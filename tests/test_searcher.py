@@ -564,3 +564,21 @@ def test_earlier_searches_are_named_in_the_log_and_take_tafs_form(caplog):
         s = RMBOSearcher(space=SPACE, metric="v", mode="max", meta_tasks=sampled, seed=0)
         s.suggest("t0")
     assert s.engine.meta_term == "mean" and "look like a search's" not in caplog.text
+
+
+def test_earlier_experiments_without_a_parameter_added_since_still_guide_the_search(caplog):
+    # The earlier experiments searched x and y; the new search also tunes wd. Their trials
+    # lack wd entirely: they are kept, and their models are constant along it.
+    rng = np.random.default_rng(0)
+    meta = []
+    for _ in range(3):
+        X = rng.random((30, 2))
+        meta.append(([{"x": float(a), "y": float(b)} for a, b in X], list(bowl(X))))
+    space = {**SPACE, "wd": tune.loguniform(1e-6, 1e-2)}
+    with caplog.at_level("INFO", logger="rmbo_tune"):
+        s = RMBOSearcher(space=space, metric="v", mode="max", meta_tasks=meta, seed=0)
+        config = s.suggest("t0")
+    assert abs(config["x"] - 0.3) < 0.15 and abs(config["y"] - 0.3) < 0.15, config
+    assert 1e-6 <= config["wd"] <= 1e-2
+    assert s.engine.n_meta_tasks == 3
+    assert "did not search wd; its model is constant along it" in caplog.text
