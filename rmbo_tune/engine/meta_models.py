@@ -32,6 +32,7 @@ from scipy.spatial.distance import cdist
 
 from rmbo_tune.engine.gp import GPHyperparameters, ScaledGP, normal_scores
 from rmbo_tune.engine.gp.likelihood import log_marginal_likelihood_value
+from rmbo_tune.engine.gp.posterior import unrecorded_centre, unrecorded_pull
 from rmbo_tune.engine.kernels import kernel_from_r2
 from rmbo_tune.engine.options import MetaBOOptions
 from rmbo_tune.engine.priors import LogNormalPrior
@@ -137,6 +138,12 @@ class MetaTaskModels:
             np.concatenate([m.loc + m.scale * m.gp.y for m in models]) if models else np.zeros(0)
         )
         self.task_index = np.repeat(np.arange(M), self.sizes)
+        # Tasks that did not record a dimension: their tie-break along it.
+        self._centres = [
+            (i, c)
+            for i, m in enumerate(models)
+            if (c := unrecorded_centre(m.hyper, m.gp.X)) is not None
+        ]
         self._last_with_grad: tuple[bytes, tuple[Array, Array, Array, Array]] | None = None
 
     @property
@@ -167,6 +174,8 @@ class MetaTaskModels:
             V = K @ self.Linv.transpose(0, 2, 1)  # (M, c, N) = (L^{-1} k)^T
             var = self.s2[:, None] - np.einsum("mcn,mcn->mc", V, V)
             sigma[:, sl] = np.sqrt(np.maximum(var, 0.0))
+        for i, c in self._centres:
+            mu[i] += unrecorded_pull(Xs, c)[0] / self.scale[i]
         return self.loc[:, None] + self.scale[:, None] * mu, self.scale[:, None] * sigma
 
     def predict_with_grad(self, x: Array) -> tuple[Array, Array, Array, Array]:
@@ -187,6 +196,10 @@ class MetaTaskModels:
         dk = -g[:, :, None] * diff / self.ell[:, None, :] ** 2  # (M, N, d)
         mu = np.einsum("mn,mn->m", k, self.alpha)
         dmu = np.einsum("mnd,mn->md", dk, self.alpha)
+        for i, c in self._centres:
+            pull, grad = unrecorded_pull(x[None, :], c)
+            mu[i] += pull[0] / self.scale[i]
+            dmu[i] += grad[0] / self.scale[i]
         v = (self.Linv @ k[:, :, None])[:, :, 0]  # L^{-1} k
         u = (self.Linv.transpose(0, 2, 1) @ v[:, :, None])[:, :, 0]  # K^{-1} k
         sigma = np.sqrt(np.maximum(self.s2 - np.einsum("mi,mi->m", v, v), 0.0))
@@ -204,6 +217,8 @@ class MetaTaskModels:
         """Joint posterior means (M, T) and latent covariances (M, T, T) at ``Xt``."""
         K, _ = self._kernel(Xt)  # (M, T, N)
         mu = np.einsum("mtn,mn->mt", K, self.alpha)
+        for i, c in self._centres:
+            mu[i] += unrecorded_pull(Xt, c)[0] / self.scale[i]
         V = K @ self.Linv.transpose(0, 2, 1)
         r2 = np.stack([((Xt[:, None] - Xt[None]) / e) ** 2 for e in self.ell]).sum(-1)
         Kt, _ = kernel_from_r2(r2, self.s2[:, None, None], self.kind)

@@ -34,6 +34,7 @@ import numpy as np
 from scipy import linalg
 
 from rmbo_tune.engine.gp import ScaledGP
+from rmbo_tune.engine.gp.posterior import unrecorded_centre, unrecorded_pull
 from rmbo_tune.engine.kernels import kumaraswamy, kumaraswamy_grad_x
 from rmbo_tune.engine.types import Array
 
@@ -133,6 +134,8 @@ class RFFPosterior:
         )
         self.w_mean = linalg.cho_solve((L_obs, True), Phi[:n].T @ (gp.y[:n] - gp.mean))
         self._noise_sd = np.sqrt(hp.noise_var)
+        # Dimensions the GP's data did not record: the samples' tie-break along them.
+        self._centre = unrecorded_centre(hp, gp.X)
 
     def sample_weights(
         self, rng: np.random.Generator, *, scale: float = 1.0, size: int = 1
@@ -146,10 +149,18 @@ class RFFPosterior:
     def evaluate(self, X: Array, w: Array) -> Array:
         """Sampled functions at ``X``: shape (n,) for one ``w`` (m,), (n, s) for (s, m); the
         random features' part only (the basis functions' part is the caller's)."""
-        return self.loc + self.scale * (self.mean + self.rff.features(X) @ np.asarray(w).T)
+        out = self.loc + self.scale * (self.mean + self.rff.features(X) @ np.asarray(w).T)
+        if self._centre is not None:
+            pull = unrecorded_pull(X, self._centre)[0]
+            out = out + (pull if out.ndim == 1 else pull[:, None])
+        return out
 
     def evaluate_with_grad(self, x: Array, w: Array) -> tuple[float, Array]:
         """Value and gradient (d,) of the sampled function ``w`` (m,) at one point."""
         phi = self.rff.features(x[None, :])[0]
         val = self.loc + self.scale * (self.mean + phi @ w)
-        return float(val), self.scale * (self.rff.features_grad(x).T @ w)
+        grad = self.scale * (self.rff.features_grad(x).T @ w)
+        if self._centre is not None:
+            pull, dpull = unrecorded_pull(x[None, :], self._centre)
+            val, grad = val + pull[0], grad + dpull[0]
+        return float(val), grad

@@ -4,6 +4,7 @@ from scipy.spatial.distance import cdist
 
 from rmbo_tune.engine import MetaBO
 from rmbo_tune.engine.gp import GaussianProcess, GPHyperparameters, ScaledGP
+from rmbo_tune.engine.gp.posterior import UNRECORDED_PULL
 from rmbo_tune.engine.meta_models import (
     SEARCHED_CROWDING,
     MetaTaskModels,
@@ -271,8 +272,13 @@ def test_a_task_that_did_not_record_a_column_is_fitted_on_the_others_and_constan
     P = rng.random((5, 3))
     Q = P.copy()
     Q[:, 1] = rng.random(5)
-    np.testing.assert_allclose(models.predict(P)[0], models.predict(Q)[0], atol=1e-9)
-    np.testing.assert_allclose(models.predict(P)[1], models.predict(Q)[1], atol=1e-9)
+    # the same along x1 but for the tie-break towards the rows' place, 0.5
+    pull = UNRECORDED_PULL * ((Q[:, 1] - 0.5) ** 2 - (P[:, 1] - 0.5) ** 2)
+    np.testing.assert_allclose(models.predict(P)[0][0] - models.predict(Q)[0][0], pull, atol=1e-14)
+    np.testing.assert_array_equal(models.predict(P)[1], models.predict(Q)[1])
+    mu, _, dmu, dsigma = models.predict_with_grad(P[0])
+    assert mu[0] == pytest.approx(models.predict(P[:1])[0][0, 0], abs=1e-12)
+    assert dmu[0, 1] == pytest.approx(-2 * UNRECORDED_PULL * (P[0, 1] - 0.5)) and dsigma[0, 1] == 0
     # the same GP as one on the recorded columns alone
     h = hypers[0]
     alone = GPHyperparameters(h.lengthscales[[0, 2]], h.signal_var, h.noise_var)

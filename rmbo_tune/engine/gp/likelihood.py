@@ -35,8 +35,9 @@ from rmbo_tune.engine.priors import LogNormalPrior
 from rmbo_tune.engine.types import Array, CholeskyError, Mask
 
 LOG_ELL_BOUNDS = (np.log(1e-2), np.log(20.0))
-# The length scale of a dimension a GP's data do not vary along (a meta-task whose
-# experiment did not search that parameter): the kernel is constant along it.
+# A dimension a GP's data do not vary along (a meta-task whose experiment did not search
+# that parameter) has an infinite length scale: the kernel is exactly constant along it.
+# State dicts write it as this (JSON has no infinity); a fit never reaches it.
 UNRECORDED_LENGTHSCALE = 1e6
 LOG_S2_BOUNDS = (np.log(5e-2), np.log(20.0))
 LOG_WARP_BOUNDS = (-2.0, 2.0)
@@ -69,17 +70,16 @@ class GPHyperparameters:
 
     @property
     def unrecorded(self) -> Mask:
-        """Boolean mask of the dimensions at ``UNRECORDED_LENGTHSCALE`` (see
-        :meth:`expanded`)."""
+        """Boolean mask of the dimensions the kernel ignores (see :meth:`expanded`)."""
         return np.asarray(self.lengthscales) >= UNRECORDED_LENGTHSCALE
 
     def expanded(self, recorded: Mask) -> GPHyperparameters:
         """These hyperparameters, fitted on the ``recorded`` (boolean mask) dimensions
-        only, as those of the full space: the other dimensions take
-        ``UNRECORDED_LENGTHSCALE``, so the kernel ignores them (a warp is kept on the
-        recorded dimensions, the identity elsewhere)."""
+        only, as those of the full space: the other dimensions take an infinite length
+        scale, so the kernel ignores them (a warp is kept on the recorded dimensions, the
+        identity elsewhere)."""
         recorded = np.asarray(recorded, dtype=bool)
-        ell = np.full(len(recorded), UNRECORDED_LENGTHSCALE)
+        ell = np.full(len(recorded), np.inf)
         ell[recorded] = self.lengthscales
         warp = None
         if self.warp is not None:
@@ -124,7 +124,7 @@ class GPHyperparameters:
     def to_dict(self) -> dict:
         """Plain-number form for state dicts."""
         out = {
-            "lengthscales": self.lengthscales.tolist(),
+            "lengthscales": np.minimum(self.lengthscales, UNRECORDED_LENGTHSCALE).tolist(),
             "signal_var": self.signal_var,
             "noise_var": self.noise_var,
         }
@@ -136,8 +136,9 @@ class GPHyperparameters:
     def from_dict(cls, d: dict) -> GPHyperparameters:
         """Inverse of :meth:`to_dict`."""
         warp = d.get("warp")
+        ell = np.asarray(d["lengthscales"], dtype=np.float64)
         return cls(
-            np.asarray(d["lengthscales"], dtype=np.float64),
+            np.where(ell >= UNRECORDED_LENGTHSCALE, np.inf, ell),
             d["signal_var"],
             d["noise_var"],
             None if warp is None else np.asarray(warp, dtype=np.float64),

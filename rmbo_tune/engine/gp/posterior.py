@@ -153,6 +153,29 @@ class GaussianProcess:
         return self.y - self.alpha / Kinv_diag, 1.0 / Kinv_diag
 
 
+# Along a dimension a GP's data did not record (infinite length scale) its mean is flat,
+# and every value of that parameter ties. The tie is broken towards where the data sit (a
+# meta-task's rows are placed at the cube's centre there): the mean falls off by this much
+# per squared unit of distance, far below any other difference an acquisition sees.
+UNRECORDED_PULL = 1e-9
+
+
+def unrecorded_centre(hyper: GPHyperparameters, X: Array) -> Array | None:
+    """Per dimension, where the inputs ``X`` sit along the dimensions ``hyper`` does not
+    record (NaN along the others); None when it records them all."""
+    mask = hyper.unrecorded
+    if not mask.any():
+        return None
+    return np.where(mask, X[0], np.nan)
+
+
+def unrecorded_pull(X: Array, centre: Array) -> tuple[Array, Array]:
+    """The tie-break ``-UNRECORDED_PULL * sum_k (x_k - c_k)^2`` over the dimensions where
+    ``centre`` (d,) is not NaN, for each row of ``X`` (n, d), and its gradient (n, d)."""
+    diff = np.where(np.isnan(centre), 0.0, X - np.nan_to_num(centre))
+    return -UNRECORDED_PULL * np.einsum("nd,nd->n", diff, diff), -2.0 * UNRECORDED_PULL * diff
+
+
 def normal_scores(y: Array) -> Array:
     """Normal scores of ``y``: ``Phi^{-1}((rank - 1/2) / n)``, ties sharing their mean rank.
 

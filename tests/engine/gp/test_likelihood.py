@@ -183,4 +183,7 @@ def test_hyperparameters_of_the_recorded_columns_expand_to_a_kernel_constant_els
     np.testing.assert_array_equal(full.unrecorded, [False, True, False])
     np.testing.assert_array_equal(full.lengthscales[[0, 2]], [0.2, 0.4])
     np.testing.assert_array_equal(full.warp, [[2.0, 1.0, 1.0], [1.0, 1.0, 3.0]])
-    assert GPHyperparameters.from_dict(full.to_dict()).unrecorded.tolist() == [False, True, False]
+    assert full.lengthscales[1] == np.inf  # the kernel is exactly constant along it
+    assert full.to_dict()["lengthscales"][1] == likelihood.UNRECORDED_LENGTHSCALE  # JSON
+    back = GPHyperparameters.from_dict(full.to_dict())
+    np.testing.assert_array_equal(back.lengthscales, full.lengthscales)
