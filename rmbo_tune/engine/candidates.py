@@ -52,8 +52,9 @@ def as_points(X: ArrayLike, dim: int, what: str) -> Array:
 
 
 # Where a meta-task's unrecorded columns are placed: the cube's centre. Its GP ignores them
-# (``UNRECORDED_LENGTHSCALE``); the value only matters where a task's points are used as
-# points (the warm start, the candidates around the tasks' best inputs).
+# (an infinite length scale) but for the tie-break towards this place
+# (:data:`~rmbo_tune.engine.gp.posterior.UNRECORDED_PULL`); the value also places the task's
+# points where they are used as points (the warm start, the candidates around its best).
 UNRECORDED_FILL = 0.5
 
 

@@ -75,6 +75,8 @@ class MetaBO:
         Dimension of the unit cube searched.
     meta_tasks : sequence of (X, y)
         Earlier tasks: X of shape (n_i, dim) in ``[0, 1]^dim``, y of shape (n_i,), maximized.
+        A column that is NaN in every row of a task is one that task did not record (a
+        parameter its experiment did not search): its GP is constant along it.
     method : str
         One of :data:`~rmbo_tune.engine.methods.METHODS` ("rm-gp-ucb", "rgpe", ...).
     candidates : ndarray of shape (n_candidates, dim), optional
