@@ -96,7 +96,13 @@ from pathlib import Path
 from rmbo_tune.bench import report
 from rmbo_tune.bench.options import add_option_argument, parse_options, positive_int
 from rmbo_tune.bench.tabular_data import describe, load_tabular
-from rmbo_tune.bench.tabular_runs import META_SEARCHES, Unrecorded, check_run_args, run
+from rmbo_tune.bench.tabular_runs import (
+    META_SEARCHES,
+    UNRECORDED_LEVELS,
+    Unrecorded,
+    check_run_args,
+    run,
+)
 from rmbo_tune.engine import METHODS
 
 __all__ = ["main"]
@@ -255,6 +261,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         action="store_true",
         help="with --unrecorded, give the engine that level instead of NaN",
     )
+    p.add_argument(
+        "--unrecorded-level",
+        choices=UNRECORDED_LEVELS,
+        default="middle",
+        help="with --unrecorded, the column's level the earlier experiments ran at (default: "
+        "the middle of its distinct values)",
+    )
     add_option_argument(p)
     p.add_argument(
         "--processes",
@@ -298,8 +311,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             if a.meta_search != "random":
                 raise ValueError("--unrecorded draws the meta-tasks' rows at random")
             Unrecorded.of(bench, a.unrecorded)
-        elif a.unrecorded_known:
-            raise ValueError("--unrecorded-known needs --unrecorded")
+        elif a.unrecorded_known or a.unrecorded_level != "middle":
+            raise ValueError("--unrecorded-known and --unrecorded-level need --unrecorded")
     except ValueError as exc:
         p.error(str(exc))
     print(describe(bench), flush=True)
@@ -329,6 +342,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         mirror=a.mirror,
         unrecorded=a.unrecorded,
         unrecorded_known=a.unrecorded_known,
+        unrecorded_level=a.unrecorded_level,
     )
     horizons = sorted({h for h in HORIZONS if h <= a.budget} | {a.budget})
     files = report.write_outputs(doc, a.out, horizons)

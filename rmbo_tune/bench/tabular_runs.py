@@ -29,6 +29,7 @@ from rmbo_tune.engine import METHODS, MetaBO
 from rmbo_tune.engine.methods import META_METHODS
 
 META_SEARCHES = ("random", "gp-ucb", "tpe")
+UNRECORDED_LEVELS = ("middle", "lowest", "highest")
 
 
 def _meta_tasks(
@@ -79,9 +80,14 @@ class Unrecorded:
     known: bool = False
 
     @classmethod
-    def of(cls, bench: TabularBenchmark, column: str, *, known: bool = False) -> Unrecorded:
-        """``column`` of ``bench`` at the middle of its distinct values over every task
-        (for a categorical column, the middle of its one-hot rows in sorted order)."""
+    def of(
+        cls, bench: TabularBenchmark, column: str, *, known: bool = False, at: str = "middle"
+    ) -> Unrecorded:
+        """``column`` of ``bench`` at the middle (``at="middle"``), lowest or highest of its
+        distinct values over every task (for a categorical column, of its one-hot rows in
+        sorted order)."""
+        if at not in UNRECORDED_LEVELS:
+            raise ValueError(f"unrecorded level must be one of {UNRECORDED_LEVELS}, got {at!r}")
         enc = bench.encoding
         if column not in enc.columns:
             raise ValueError(f"unrecorded: {column!r} is not one of the columns {enc.columns}")
@@ -95,7 +101,8 @@ class Unrecorded:
         if len(features) == len(enc.features):
             raise ValueError(f"unrecorded: {column!r} is the only column searched")
         levels = np.unique(np.vstack([t.X[:, features] for t in bench.tasks]), axis=0)
-        level = tuple(float(v) for v in levels[len(levels) // 2])
+        index = {"middle": len(levels) // 2, "lowest": 0, "highest": len(levels) - 1}[at]
+        level = tuple(float(v) for v in levels[index])
         return cls(column, features, level, known)
 
     def rows(self, X: Array) -> NDArray[np.intp]:
@@ -404,6 +411,7 @@ def run(
     mirror: bool = False,
     unrecorded: str | None = None,
     unrecorded_known: bool = False,
+    unrecorded_level: str = "middle",
 ) -> dict[str, Any]:
     """Leave-one-task-out benchmark; returns a :mod:`~rmbo_tune.bench.report` document.
 
@@ -462,6 +470,8 @@ def run(
     unrecorded_known : bool
         With ``unrecorded``, give the engine the level itself instead of NaN (the earlier
         runs' value known).
+    unrecorded_level : {"middle", "lowest", "highest"}
+        With ``unrecorded``, which of the column's levels the earlier runs used.
 
     Returns
     -------
@@ -485,7 +495,7 @@ def run(
             raise ValueError(
                 "unrecorded draws the meta-tasks' rows at random; not with meta_search"
             )
-        spec = Unrecorded.of(bench, unrecorded, known=unrecorded_known)
+        spec = Unrecorded.of(bench, unrecorded, known=unrecorded_known, at=unrecorded_level)
     names = [t.name for t in bench.tasks]
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
     mirrored = _mirror(bench) if mirror else bench

@@ -58,7 +58,7 @@ def test_cli_errors_are_usage_errors(grid: Path, capsys) -> None:
         (["--batch", "0"], "--batch"),
         (["--meta-search", "bohb"], "--meta-search"),
         (["--unrecorded", "depth"], "'depth' is not one of the columns"),
-        (["--unrecorded-known"], "--unrecorded-known needs --unrecorded"),
+        (["--unrecorded-known"], "need --unrecorded"),
         (["--unrecorded", "kind", "--meta-search", "gp-ucb"], "rows at random"),
     ]:
         with pytest.raises(SystemExit):

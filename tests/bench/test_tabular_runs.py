@@ -249,6 +249,9 @@ def test_meta_tasks_can_leave_a_column_unrecorded(grid: Path) -> None:
     )
     for X, _ in meta:  # every config at the middle lr: 9 x values x 3 kinds
         assert len(X) == 27 and np.all(X[:, 1] == known.level[0])
+    lowest = tabular_runs.Unrecorded.of(bench, "lr", at="lowest")
+    assert lowest.level == (0.0,)
+    assert tabular_runs.Unrecorded.of(bench, "kind", at="highest").level == (1.0, 0.0, 0.0)
     with pytest.raises(ValueError, match="'depth' is not one of the columns"):
         tabular_runs.Unrecorded.of(bench, "depth")
     kwargs = dict(methods=["rm-gp-ucb", "warm-start"], budget=4, n_seeds=1, targets=["near1"])
