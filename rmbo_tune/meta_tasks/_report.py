@@ -226,10 +226,7 @@ def format_report(tasks: Sequence[MetaTask], *, source_width: int = 48) -> str:
             extras.append(f"{t.name}: config keys not in the search space (ignored): {keys}")
         if t.report.unrecorded_keys:
             keys = ", ".join(t.report.unrecorded_keys)
-            extras.append(
-                f"{t.name}: searched keys this experiment did not search (its model is "
-                f"constant along them): {keys}"
-            )
+            extras.append(f"{t.name}: did not search {keys} (its model is constant along them)")
     if extras:
         out += ["", *extras]
     return "\n".join(out)
