@@ -188,6 +188,15 @@ class MetaBO:
         self.meta, self._meta_hypers, meta_scale = fit_meta_models(
             tasks, list(hypers), opt, rng, prior, unrecorded
         )
+        # Where the tasks' rows sit along the columns some task did not record (NaN along
+        # the others; None when every task recorded every column): see _centred.
+        self._unrecorded_centre = None
+        free = [h.unrecorded for h in self._meta_hypers]
+        if any(m.any() for m in free):
+            rows = [X[0] for X, _ in tasks]
+            self._unrecorded_centre = np.full(dim, np.nan)
+            for m, row in zip(free, rows, strict=True):
+                self._unrecorded_centre[m] = row[m]
         # input_warp="tasks": the tasks' warp is fitted before the target's first fit (not
         # here, so that it does not lengthen the build) unless ``task_warp`` gives it.
         self._warp_prior = prior if opt.input_warp == "tasks" and tasks else None
@@ -548,7 +557,7 @@ class MetaBO:
             acquisition = acq.penalize(
                 acquisition, self._fixed, self._pending_points, self.target.hyper.lengthscales
             )
-        return cand.maximize(
+        found = cand.maximize(
             acquisition,
             options=self.options,
             rng=self.rng,
@@ -560,6 +569,26 @@ class MetaBO:
             # The target alone is polished only on request.
             polish=branch != "target" or self.options.polish_target,
         )
+        if found is not None and self._cands is None:
+            found = self._centred(acquisition, found, exclude)
+        return found
+
+    def _centred(
+        self, acquisition: acq.Acquisition, found: tuple[Array, float], exclude: Array
+    ) -> tuple[Array, float]:
+        """``found``, or the same point moved to the tasks' place along the columns a
+        meta-task did not record where the acquisition is at least as high there. In the
+        cube the tie-break along such a column (``UNRECORDED_PULL``) is too weak for the
+        polish to act on: without this step the column's value would be that of whichever
+        candidate scored best on the others."""
+        centre = self._unrecorded_centre
+        if centre is None:
+            return found
+        x = self.project(np.where(np.isnan(centre), found[0], centre)[None, :])
+        if min_distances(x, exclude)[0] <= self.options.duplicate_tol:
+            return found
+        value = float(acquisition.values(x)[0])
+        return (x[0], value) if value >= found[1] else found
 
     def _repeats(self, x: Array, branch: str) -> bool:
         """Whether suggesting ``x`` on ``branch`` would repeat an observation: within
