@@ -25,6 +25,7 @@ from rmbo_tune.engine import acquisition as acq
 from rmbo_tune.engine import candidates as cand
 from rmbo_tune.engine import state
 from rmbo_tune.engine.gp import GPHyperparameters
+from rmbo_tune.engine.gp.posterior import UNRECORDED_PULL
 from rmbo_tune.engine.meta_models import (
     SEARCHED_CROWDING,
     SPACING_STREAM,
@@ -577,10 +578,10 @@ class MetaBO:
         self, acquisition: acq.Acquisition, found: tuple[Array, float], exclude: Array
     ) -> tuple[Array, float]:
         """``found``, or the same point moved to the tasks' place along the columns a
-        meta-task did not record where the acquisition is at least as high there. In the
-        cube the tie-break along such a column (``UNRECORDED_PULL``) is too weak for the
-        polish to act on: without this step the column's value would be that of whichever
-        candidate scored best on the others."""
+        meta-task did not record where the acquisition ties there (it is as high, and
+        higher by no more than the tie-break ``UNRECORDED_PULL`` gives). In the cube that
+        tie-break is too weak for the polish to act on: without this step the column's value
+        would be that of whichever candidate scored best on the others."""
         centre = self._unrecorded_centre
         if centre is None:
             return found
@@ -588,7 +589,8 @@ class MetaBO:
         if min_distances(x, exclude)[0] <= self.options.duplicate_tol:
             return found
         value = float(acquisition.values(x)[0])
-        return (x[0], value) if value >= found[1] else found
+        tie = UNRECORDED_PULL * self.dim * max(1.0, float(np.sum(self.meta.scale)))
+        return (x[0], value) if 0.0 <= value - found[1] <= tie else found
 
     def _repeats(self, x: Array, branch: str) -> bool:
         """Whether suggesting ``x`` on ``branch`` would repeat an observation: within
