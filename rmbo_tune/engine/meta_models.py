@@ -144,6 +144,13 @@ class MetaTaskModels:
             for i, m in enumerate(models)
             if (c := unrecorded_centre(m.hyper, m.gp.X)) is not None
         ]
+        # Where the tasks' rows sit along the columns some task did not record (NaN along
+        # the others; None when every task recorded every column).
+        self.unrecorded_centre: Array | None = None
+        if self._centres:
+            self.unrecorded_centre = np.full(dim, np.nan)
+            for _, c in self._centres:
+                self.unrecorded_centre = np.where(np.isnan(c), self.unrecorded_centre, c)
         self._last_with_grad: tuple[bytes, tuple[Array, Array, Array, Array]] | None = None
 
     @property

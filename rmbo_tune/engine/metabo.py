@@ -189,15 +189,6 @@ class MetaBO:
         self.meta, self._meta_hypers, meta_scale = fit_meta_models(
             tasks, list(hypers), opt, rng, prior, unrecorded
         )
-        # Where the tasks' rows sit along the columns some task did not record (NaN along
-        # the others; None when every task recorded every column): see _centred.
-        self._unrecorded_centre = None
-        free = [h.unrecorded for h in self._meta_hypers]
-        if any(m.any() for m in free):
-            rows = [X[0] for X, _ in tasks]
-            self._unrecorded_centre = np.full(dim, np.nan)
-            for m, row in zip(free, rows, strict=True):
-                self._unrecorded_centre[m] = row[m]
         # input_warp="tasks": the tasks' warp is fitted before the target's first fit (not
         # here, so that it does not lengthen the build) unless ``task_warp`` gives it.
         self._warp_prior = prior if opt.input_warp == "tasks" and tasks else None
@@ -582,7 +573,7 @@ class MetaBO:
         higher by no more than the tie-break ``UNRECORDED_PULL`` gives). In the cube that
         tie-break is too weak for the polish to act on: without this step the column's value
         would be that of whichever candidate scored best on the others."""
-        centre = self._unrecorded_centre
+        centre = self.meta.unrecorded_centre
         if centre is None:
             return found
         x = self.project(np.where(np.isnan(centre), found[0], centre)[None, :])

@@ -144,6 +144,14 @@ class CompactTask:
                 dropped += 1
         Xa = np.array(X, dtype=np.float64).reshape(-1, space.dim)
         ya = np.array(y, dtype=np.float64)
+        if unrecorded and len(Xa):
+            names = sorted(path_name(p) for p in unrecorded)
+            logger.info(
+                "RMBOSearcher: meta-task %r did not search %s; its model is constant along %s",
+                self.name,
+                ", ".join(names),
+                "it" if len(names) == 1 else "them",
+            )
         # Canonical row order: the order in which an experiment's trials are listed varies
         # between two runs of the same experiment (Tune's trial ids are random), and the
         # meta-task GP fits, though order-invariant in exact arithmetic, are not in floating
@@ -293,14 +301,6 @@ def engine_tasks(
         if len(X):
             meta.append((X, (1.0 if (task.mode or mode) == "max" else -1.0) * y))
             names.append(task.name)
-            unrecorded = sorted(path_name(p) for p in unrecorded_keys(space, task.configs()))
-            if unrecorded:
-                logger.info(
-                    "RMBOSearcher: meta-task %r did not search %s; its model is constant along %s",
-                    task.name,
-                    ", ".join(unrecorded),
-                    "it" if len(unrecorded) == 1 else "them",
-                )
         else:
             logger.warning(
                 "RMBOSearcher: meta-task %r has no config in the search space; it is ignored",
