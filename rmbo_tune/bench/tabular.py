@@ -48,9 +48,13 @@ observes its task's values negated (earlier experiments that mislead; searched w
 ``--meta-search``, their rows crowd where each task is worst).
 Each method runs ``--budget`` evaluations (default 30) on the target's finite grid: the engine's
 candidates are exactly the target's configs, it never suggests a config already observed
-(the benchmark checks), and the value observed is the table's value, without extra noise.
-Runs use ``--seeds`` seeds (default 5). Simple regret is measured against the best value of
-the target's grid.
+(the benchmark checks), and the value observed is the table's value, without extra noise;
+with ``--noise F``, every value a method observes (the meta-tasks' rows and the target's
+evaluations) has Gaussian noise of standard deviation F times its task's range added, one
+draw per config and seed, the same for every method, while regret is still measured on the
+table's values (a training run's validation score varies with its seed and split). Runs
+use ``--seeds`` seeds (default 5). Simple regret is measured against the best value of the
+target's grid.
 ``--batch K`` keeps K evaluations in flight, as Tune does with ``max_concurrent_trials=K``:
 the engine holds K pending suggestions, and each time the oldest one's value is told it is
 asked for a new one (regret is counted in evaluations told). ``--continuous`` searches the
@@ -89,6 +93,7 @@ the standard library rather than pandas, so the benchmark neither needs nor impo
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -268,6 +273,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="with --unrecorded, the column's level the earlier experiments ran at (default: "
         "the middle of its distinct values)",
     )
+    p.add_argument(
+        "--noise",
+        type=float,
+        default=0.0,
+        metavar="F",
+        help="Gaussian noise on every value observed, standard deviation F times its task's "
+        "range (regret is measured on the table's values; default 0)",
+    )
     add_option_argument(p)
     p.add_argument(
         "--processes",
@@ -313,6 +326,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             Unrecorded.of(bench, a.unrecorded)
         elif a.unrecorded_known or a.unrecorded_level != "middle":
             raise ValueError("--unrecorded-known and --unrecorded-level need --unrecorded")
+        if not (math.isfinite(a.noise) and a.noise >= 0):
+            raise ValueError(f"--noise must be a finite fraction >= 0, got {a.noise}")
     except ValueError as exc:
         p.error(str(exc))
     print(describe(bench), flush=True)
@@ -343,6 +358,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         unrecorded=a.unrecorded,
         unrecorded_known=a.unrecorded_known,
         unrecorded_level=a.unrecorded_level,
+        noise=a.noise,
     )
     horizons = sorted({h for h in HORIZONS if h <= a.budget} | {a.budget})
     files = report.write_outputs(doc, a.out, horizons)

@@ -40,12 +40,15 @@ def _meta_tasks(
     n_tasks: int | None = None,
     searched: Mapping[str, Array] | None = None,
     unrecorded: Unrecorded | None = None,
+    noise: tuple[float, np.random.Generator] | None = None,
 ) -> tuple[list[str], list[tuple[Array, Array]]]:
     """Names and ``(X, y)`` of the target's meta-tasks, ``y`` maximized: every other task,
     or ``n_tasks`` of them drawn at random; each task's rows drawn at random, or
     ``searched[name]`` (the rows its own search evaluated, :func:`_search_rows`). With
     ``unrecorded``, the rows are drawn among those at its level, and its features are NaN
-    (or, with its ``known``, the level itself)."""
+    (or, with its ``known``, the level itself). With ``noise = (fraction, rng)``, each value
+    has Gaussian noise of standard deviation ``fraction`` times its task's range added, drawn
+    from ``rng`` (:func:`_noisy`)."""
     sign = 1.0 if bench.mode == "max" else -1.0
     others = [task for task in bench.tasks if task.name != target.name]
     if n_tasks is not None and n_tasks < len(others):
@@ -63,9 +66,20 @@ def _meta_tasks(
         if unrecorded is not None and not unrecorded.known:
             X = X.copy()
             X[:, unrecorded.features] = np.nan
+        y = task.values[rows]
+        if noise is not None:
+            y = _noisy(task, noise[0], noise[1])[rows]
         names.append(task.name)
-        tasks.append((X, sign * task.values[rows]))
+        tasks.append((X, sign * y))
     return names, tasks
+
+
+def _noisy(task: TabularTask, fraction: float, rng: np.random.Generator) -> Array:
+    """Every config's value of ``task`` with Gaussian noise of standard deviation ``fraction``
+    times the task's range (best minus worst) added: one evaluation of each config, as a
+    training run with another seed or split returns it."""
+    spread = float(np.ptp(task.values))
+    return task.values + rng.normal(0.0, fraction * spread, size=len(task.values))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -222,6 +236,7 @@ def search(
     budget: int,
     batch: int = 1,
     value_at: Callable[[Array], float] | None = None,
+    told_at: Callable[[Array, int], float] | None = None,
 ) -> dict[str, Any]:
     """Run a fresh engine for ``budget`` evaluations of the target's table.
 
@@ -248,6 +263,10 @@ def search(
         cube (:func:`make_engines` with ``project``; for example
         :class:`~rmbo_tune.bench.tabular_data.GridInterpolation`), told at the point itself.
         ``configs`` then records the nearest config of each point, which may repeat.
+    told_at : callable, optional
+        The value told to the engine, given the point and the index of its nearest config,
+        when it is not the value recorded (a noisy evaluation of it); ``values`` stay the
+        table's, so that regret is measured on them.
 
     Returns
     -------
@@ -255,7 +274,7 @@ def search(
         ``values`` (table units), ``seconds`` (each evaluation's ask and tell), ``optimum``,
         ``weights`` (empty for methods without meta-weights), ``nu`` and ``configs`` (index
         of each evaluated config in ``target.configs``); evaluations in the order asked,
-        which is the order told.
+        which is the order told. With ``told_at``, also ``observed``, the values told.
 
     Raises
     ------
@@ -264,7 +283,7 @@ def search(
     """
     sign = 1.0 if mode == "max" else -1.0
     asked: list[int] = []
-    values, seconds = [], []
+    values, seconds, observed = [], [], []
     in_flight: collections.deque[tuple[Array, int, float]] = collections.deque()
     while len(values) < budget:
         while len(in_flight) < batch and len(asked) < budget:
@@ -281,16 +300,18 @@ def search(
         x, i, ask_s = in_flight.popleft()
         t0 = time.perf_counter()
         value = float(target.values[i]) if value_at is None else value_at(x)
-        opt.tell(x, sign * value)
+        told = value if told_at is None else float(told_at(x, i))
+        opt.tell(x, sign * told)
         seconds.append(ask_s + time.perf_counter() - t0)
         values.append(value)
+        observed.append(told)
     weights = [
         dict(zip(meta_names, r["weights"], strict=True))
         if isinstance(r.get("weights"), list) and len(r["weights"]) == len(meta_names)
         else {}
         for r in opt.history
     ]
-    return {
+    out = {
         "values": values,
         "seconds": seconds,
         "optimum": target.best(mode),
@@ -299,6 +320,9 @@ def search(
         "nu": [float(r["nu"]) for r in opt.history],
         "configs": asked,
     }
+    if told_at is not None:
+        out["observed"] = observed
+    return out
 
 
 def check_run_args(
@@ -363,16 +387,30 @@ def check_run_args(
     return chosen
 
 
+@dataclasses.dataclass(frozen=True)
+class _Told:
+    """The noisy value told at a point: its nearest config's noisy value on a grid, or the
+    noisy table interpolated in the cube."""
+
+    values: Array
+    interpolated: GridInterpolation | None
+
+    def __call__(self, x: Array, i: int) -> float:
+        return float(self.values[i] if self.interpolated is None else self.interpolated(x))
+
+
 def _target_runs(job: tuple) -> list[tuple[str, dict[str, Any]]]:
     """Every method's run on one target and seed (one job of :func:`run`)."""
     bench, k, s, methods, budget, meta_samples, meta_tasks, seed, options, batch, cont = job[:11]
     searched = job[11]  # this seed's searched rows per task, or None for random rows
     meta_bench = job[12]  # the tasks the meta-tasks observe (mirror images with ``mirror``)
-    unrecorded = job[13]
+    unrecorded, noise = job[13], job[14]
     target = bench.tasks[k]
     rng = np.random.default_rng([seed, k, s])
+    # The noise has streams of its own, so that the rows and engine seeds do not depend on it.
+    meta_noise = (noise, np.random.default_rng([seed, k, s, 4])) if noise else None
     meta_names, meta = _meta_tasks(
-        meta_bench, target, meta_samples, rng, meta_tasks, searched, unrecorded
+        meta_bench, target, meta_samples, rng, meta_tasks, searched, unrecorded, meta_noise
     )
     engine_seed = int(rng.integers(2**31))
     out = []
@@ -381,11 +419,25 @@ def _target_runs(job: tuple) -> list[tuple[str, dict[str, Any]]]:
     with ThreadpoolController().limit(limits=1, user_api="blas"):
         project = bench.encoding.project if cont else None
         value_at = GridInterpolation(target, bench.encoding) if cont else None
+        told_at = None
+        if noise:
+            # One noisy evaluation per config, the same for every method (paired runs);
+            # between configs of the cube, the noisy table interpolated.
+            values = _noisy(target, noise, np.random.default_rng([seed, k, s, 3]))
+            noisy = dataclasses.replace(target, values=values)
+            interpolated = GridInterpolation(noisy, bench.encoding) if cont else None
+            told_at = _Told(values, interpolated)
         engines = make_engines(
             methods, target, meta, seed=engine_seed, options=options, project=project
         )
         for method, (opt, setup) in engines.items():
-            kwargs = {"mode": bench.mode, "budget": budget, "batch": batch, "value_at": value_at}
+            kwargs = {
+                "mode": bench.mode,
+                "budget": budget,
+                "batch": batch,
+                "value_at": value_at,
+                "told_at": told_at,
+            }
             rec = search(opt, target, meta_names, **kwargs)
             rec = {"target": target.name, "seed": s, "meta_tasks": meta_names, **rec}
             out.append((method, {**rec, "setup_seconds": setup}))
@@ -412,6 +464,7 @@ def run(
     unrecorded: str | None = None,
     unrecorded_known: bool = False,
     unrecorded_level: str = "middle",
+    noise: float = 0.0,
 ) -> dict[str, Any]:
     """Leave-one-task-out benchmark; returns a :mod:`~rmbo_tune.bench.report` document.
 
@@ -472,6 +525,11 @@ def run(
         runs' value known).
     unrecorded_level : {"middle", "lowest", "highest"}
         With ``unrecorded``, which of the column's levels the earlier runs used.
+    noise : float
+        Evaluation noise: every value a method observes, the meta-tasks' and the target's,
+        has Gaussian noise of standard deviation ``noise`` times its task's range (best minus
+        worst) added, one draw per config and seed, the same for every method; regret is
+        measured on the table's values.
 
     Returns
     -------
@@ -496,6 +554,12 @@ def run(
                 "unrecorded draws the meta-tasks' rows at random; not with meta_search"
             )
         spec = Unrecorded.of(bench, unrecorded, known=unrecorded_known, at=unrecorded_level)
+    if (
+        isinstance(noise, bool)
+        or not isinstance(noise, (int, float))
+        or not (np.isfinite(noise) and noise >= 0)
+    ):
+        raise ValueError(f"noise must be a finite fraction >= 0 of a task's range, got {noise!r}")
     names = [t.name for t in bench.tasks]
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
     mirrored = _mirror(bench) if mirror else bench
@@ -532,6 +596,7 @@ def run(
                 searched.get(s),
                 mirrored,
                 spec,
+                float(noise),
             )
             for name, s in pairs
         ]
@@ -568,6 +633,7 @@ def run(
             "unrecorded": None
             if spec is None
             else {"column": spec.column, "level": list(spec.level), "known": spec.known},
+            "noise": float(noise),
             "batch": batch,
             "continuous": bool(continuous),
             "methods": list(methods),

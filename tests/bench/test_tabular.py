@@ -60,6 +60,8 @@ def test_cli_errors_are_usage_errors(grid: Path, capsys) -> None:
         (["--unrecorded", "depth"], "'depth' is not one of the columns"),
         (["--unrecorded-known"], "need --unrecorded"),
         (["--unrecorded", "kind", "--meta-search", "gp-ucb"], "rows at random"),
+        (["--noise", "-0.1"], "--noise must be a finite fraction >= 0, got -0.1"),
+        (["--noise", "nan"], "--noise must be a finite fraction >= 0, got nan"),
     ]:
         with pytest.raises(SystemExit):
             tabular.main([*args, *extra])

@@ -264,3 +264,35 @@ def test_meta_tasks_can_leave_a_column_unrecorded(grid: Path) -> None:
     assert all(len(r["values"]) == 4 for rs in doc["runs"].values() for r in rs)
     with pytest.raises(ValueError, match="not with meta_search"):
         tabular_runs.run(bench, **kwargs, unrecorded="kind", meta_search="gp-ucb")
+
+
+def test_noise_is_observed_by_every_method_alike_and_regret_reads_the_table(grid: Path) -> None:
+    bench = load_tabular(grid, mode="min", metric="loss")
+    target = bench.task("near1")
+    spread = float(np.ptp(target.values))
+    kwargs = dict(methods=["rm-gp-ucb", "gp-ucb"], budget=6, n_seeds=1, targets=["near1"])
+    doc = tabular_runs.run(bench, **kwargs, meta_samples=20, noise=0.1)
+    assert doc["settings"]["noise"] == 0.1
+    told: dict[int, float] = {}
+    for method, (rec,) in doc["runs"].items():
+        np.testing.assert_array_equal(rec["values"], target.values[rec["configs"]])
+        offsets = np.subtract(rec["observed"], rec["values"])
+        assert np.all(offsets != 0) and np.all(np.abs(offsets) < 5 * 0.1 * spread), method
+        for i, y in zip(rec["configs"], rec["observed"], strict=True):
+            assert told.setdefault(i, y) == y  # one draw per config, shared by the methods
+    # Without noise nothing is drawn: the same rows and engine seeds as before, no "observed".
+    plain = tabular_runs.run(bench, **kwargs, meta_samples=20)
+    assert "observed" not in plain["runs"]["gp-ucb"][0]
+    assert plain["settings"]["noise"] == 0.0
+    # The meta-tasks' rows are the same rows with noise on their values.
+    rng = np.random.default_rng(0)
+    _, clean = tabular_runs._meta_tasks(bench, target, 20, np.random.default_rng(1))
+    names, noisy = tabular_runs._meta_tasks(
+        bench, target, 20, np.random.default_rng(1), noise=(0.1, rng)
+    )
+    for name, (X, y), (X0, y0) in zip(names, noisy, clean, strict=True):
+        np.testing.assert_array_equal(X, X0)
+        sd = 0.1 * np.ptp(bench.task(name).values)
+        assert np.all(y != y0) and 0.5 * sd < np.std(y - y0) < 1.5 * sd, name
+    with pytest.raises(ValueError, match="noise must be a finite fraction >= 0"):
+        tabular_runs.run(bench, **kwargs, noise=-0.5)
