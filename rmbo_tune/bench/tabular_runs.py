@@ -633,7 +633,8 @@ def run(
             "unrecorded": None
             if spec is None
             else {"column": spec.column, "level": list(spec.level), "known": spec.known},
-            "noise": float(noise),
+            # None without noise, as results written before the option have it (they pair).
+            "noise": float(noise) if noise else None,
             "batch": batch,
             "continuous": bool(continuous),
             "methods": list(methods),

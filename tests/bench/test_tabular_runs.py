@@ -283,7 +283,7 @@ def test_noise_is_observed_by_every_method_alike_and_regret_reads_the_table(grid
     # Without noise nothing is drawn: the same rows and engine seeds as before, no "observed".
     plain = tabular_runs.run(bench, **kwargs, meta_samples=20)
     assert "observed" not in plain["runs"]["gp-ucb"][0]
-    assert plain["settings"]["noise"] == 0.0
+    assert plain["settings"]["noise"] is None
     # The meta-tasks' rows are the same rows with noise on their values.
     rng = np.random.default_rng(0)
     _, clean = tabular_runs._meta_tasks(bench, target, 20, np.random.default_rng(1))
