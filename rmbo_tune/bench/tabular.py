@@ -104,6 +104,7 @@ from rmbo_tune.bench.tabular_data import describe, load_tabular
 from rmbo_tune.bench.tabular_runs import (
     META_SEARCHES,
     UNRECORDED_LEVELS,
+    Fixed,
     Unrecorded,
     check_run_args,
     run,
@@ -274,6 +275,25 @@ def main(argv: Sequence[str] | None = None) -> None:
         "the middle of its distinct values)",
     )
     p.add_argument(
+        "--fixed",
+        metavar="COLUMN",
+        help="a column the earlier experiments searched and the new search fixes: the target "
+        "searches its configs at one level of it, and the meta-tasks' rows (drawn as usual) "
+        "reach the engine without the column",
+    )
+    p.add_argument(
+        "--fixed-level",
+        choices=UNRECORDED_LEVELS,
+        default="middle",
+        help="with --fixed, the column's level the new search fixes (default: the middle of "
+        "its distinct values)",
+    )
+    p.add_argument(
+        "--fixed-slice",
+        action="store_true",
+        help="with --fixed, keep only the meta-tasks' rows at that level",
+    )
+    p.add_argument(
         "--noise",
         type=float,
         default=0.0,
@@ -326,6 +346,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             Unrecorded.of(bench, a.unrecorded)
         elif a.unrecorded_known or a.unrecorded_level != "middle":
             raise ValueError("--unrecorded-known and --unrecorded-level need --unrecorded")
+        if a.fixed is not None:
+            if a.unrecorded is not None or a.continuous:
+                raise ValueError("--fixed is not for --unrecorded or --continuous")
+            chosen = targets or [t.name for t in bench.tasks]
+            Fixed.of(bench, a.fixed, at=a.fixed_level).check_budget(bench, chosen, a.budget)
+        elif a.fixed_slice or a.fixed_level != "middle":
+            raise ValueError("--fixed-level and --fixed-slice need --fixed")
         if not (math.isfinite(a.noise) and a.noise >= 0):
             raise ValueError(f"--noise must be a finite fraction >= 0, got {a.noise}")
     except ValueError as exc:
@@ -359,6 +386,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         unrecorded_known=a.unrecorded_known,
         unrecorded_level=a.unrecorded_level,
         noise=a.noise,
+        fixed=a.fixed,
+        fixed_level=a.fixed_level,
+        fixed_slice=a.fixed_slice,
     )
     horizons = sorted({h for h in HORIZONS if h <= a.budget} | {a.budget})
     files = report.write_outputs(doc, a.out, horizons)

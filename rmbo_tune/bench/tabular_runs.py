@@ -41,6 +41,7 @@ def _meta_tasks(
     searched: Mapping[str, Array] | None = None,
     unrecorded: Unrecorded | None = None,
     noise: tuple[float, np.random.Generator] | None = None,
+    fixed: Fixed | None = None,
 ) -> tuple[list[str], list[tuple[Array, Array]]]:
     """Names and ``(X, y)`` of the target's meta-tasks, ``y`` maximized: every other task,
     or ``n_tasks`` of them drawn at random; each task's rows drawn at random, or
@@ -48,7 +49,8 @@ def _meta_tasks(
     ``unrecorded``, the rows are drawn among those at its level, and its features are NaN
     (or, with its ``known``, the level itself). With ``noise = (fraction, rng)``, each value
     has Gaussian noise of standard deviation ``fraction`` times its task's range added, drawn
-    from ``rng`` (:func:`_noisy`)."""
+    from ``rng`` (:func:`_noisy`). With ``fixed``, the rows as :meth:`Fixed.meta` leaves
+    them; a task with no row left is not a meta-task."""
     sign = 1.0 if bench.mode == "max" else -1.0
     others = [task for task in bench.tasks if task.name != target.name]
     if n_tasks is not None and n_tasks < len(others):
@@ -69,6 +71,10 @@ def _meta_tasks(
         y = task.values[rows]
         if noise is not None:
             y = _noisy(task, noise[0], noise[1])[rows]
+        if fixed is not None:
+            X, y = fixed.meta(X, y)
+            if len(y) == 0:
+                continue
         names.append(task.name)
         tasks.append((X, sign * y))
     return names, tasks
@@ -100,28 +106,87 @@ class Unrecorded:
         """``column`` of ``bench`` at the middle (``at="middle"``), lowest or highest of its
         distinct values over every task (for a categorical column, of its one-hot rows in
         sorted order)."""
-        if at not in UNRECORDED_LEVELS:
-            raise ValueError(f"unrecorded level must be one of {UNRECORDED_LEVELS}, got {at!r}")
-        enc = bench.encoding
-        if column not in enc.columns:
-            raise ValueError(f"unrecorded: {column!r} is not one of the columns {enc.columns}")
-        features = [
-            i for i, f in enumerate(enc.features) if f == column or f.startswith(column + "=")
-        ]
-        if not features:
-            raise ValueError(
-                f"unrecorded: {column!r} takes one value; there is nothing to leave out"
-            )
-        if len(features) == len(enc.features):
-            raise ValueError(f"unrecorded: {column!r} is the only column searched")
-        levels = np.unique(np.vstack([t.X[:, features] for t in bench.tasks]), axis=0)
-        index = {"middle": len(levels) // 2, "lowest": 0, "highest": len(levels) - 1}[at]
-        level = tuple(float(v) for v in levels[index])
+        features, level = _column_level(bench, column, at, "unrecorded")
         return cls(column, features, level, known)
 
     def rows(self, X: Array) -> NDArray[np.intp]:
         """The rows of ``X`` at the level."""
-        return np.flatnonzero(np.all(np.abs(X[:, self.features] - self.level) < 1e-9, axis=1))
+        return _at_level(X, self.features, self.level)
+
+
+def _column_level(
+    bench: TabularBenchmark, column: str, at: str, role: str
+) -> tuple[list[int], tuple[float, ...]]:
+    """The feature indices of ``column`` and its level at the middle, lowest or highest of
+    its distinct values over every task (``role`` names the option in errors)."""
+    if at not in UNRECORDED_LEVELS:
+        raise ValueError(f"{role} level must be one of {UNRECORDED_LEVELS}, got {at!r}")
+    enc = bench.encoding
+    if column not in enc.columns:
+        raise ValueError(f"{role}: {column!r} is not one of the columns {enc.columns}")
+    features = [i for i, f in enumerate(enc.features) if f == column or f.startswith(column + "=")]
+    if not features:
+        raise ValueError(f"{role}: {column!r} takes one value; there is nothing to leave out")
+    if len(features) == len(enc.features):
+        raise ValueError(f"{role}: {column!r} is the only column searched")
+    levels = np.unique(np.vstack([t.X[:, features] for t in bench.tasks]), axis=0)
+    index = {"middle": len(levels) // 2, "lowest": 0, "highest": len(levels) - 1}[at]
+    return features, tuple(float(v) for v in levels[index])
+
+
+def _at_level(X: Array, features: Sequence[int], level: Sequence[float]) -> NDArray[np.intp]:
+    """The rows of ``X`` whose ``features`` are at ``level``."""
+    return np.flatnonzero(np.all(np.abs(X[:, list(features)] - level) < 1e-9, axis=1))
+
+
+@dataclasses.dataclass(frozen=True)
+class Fixed:
+    """A column the earlier experiments searched and the new search fixes at one ``level``
+    (its ``features``' values): the target is its configs at the level, the column left
+    out; each meta-task keeps its rows at every level with the column left out (each trial
+    counted whatever its value, as the loader reads an experiment that searched a key the
+    new space holds constant), or with ``slice`` only its rows at the level."""
+
+    column: str
+    features: list[int]
+    level: tuple[float, ...]
+    slice: bool = False
+
+    @classmethod
+    def of(
+        cls, bench: TabularBenchmark, column: str, *, at: str = "middle", slice: bool = False
+    ) -> Fixed:
+        """``column`` of ``bench`` fixed at the middle, lowest or highest of its levels
+        (as :meth:`Unrecorded.of`)."""
+        features, level = _column_level(bench, column, at, "fixed")
+        return cls(column, features, level, slice)
+
+    def target(self, task: TabularTask) -> TabularTask:
+        """``task``'s configs at the level, the column's features left out."""
+        rows = _at_level(task.X, self.features, self.level)
+        return dataclasses.replace(
+            task,
+            configs=[task.configs[i] for i in rows],
+            X=np.delete(task.X[rows], self.features, axis=1),
+            values=task.values[rows],
+        )
+
+    def check_budget(self, bench: TabularBenchmark, targets: Sequence[str], budget: int) -> None:
+        """Raise ValueError if a target has fewer than ``budget`` configs at the level."""
+        for name in targets:
+            size = len(self.target(bench.task(name)).X)
+            if budget > size:
+                raise ValueError(
+                    f"budget {budget} exceeds the {size} configs of target {name!r} at the "
+                    f"fixed level of {self.column!r}; lower --budget"
+                )
+
+    def meta(self, X: Array, y: Array) -> tuple[Array, Array]:
+        """A meta-task's rows with the column left out (with ``slice``, those at the level)."""
+        if self.slice:
+            rows = _at_level(X, self.features, self.level)
+            X, y = X[rows], y[rows]
+        return np.delete(X, self.features, axis=1), y
 
 
 def _search_rows(job: tuple) -> list[int]:
@@ -404,14 +469,16 @@ def _target_runs(job: tuple) -> list[tuple[str, dict[str, Any]]]:
     bench, k, s, methods, budget, meta_samples, meta_tasks, seed, options, batch, cont = job[:11]
     searched = job[11]  # this seed's searched rows per task, or None for random rows
     meta_bench = job[12]  # the tasks the meta-tasks observe (mirror images with ``mirror``)
-    unrecorded, noise = job[13], job[14]
+    unrecorded, noise, fixed = job[13], job[14], job[15]
     target = bench.tasks[k]
     rng = np.random.default_rng([seed, k, s])
     # The noise has streams of its own, so that the rows and engine seeds do not depend on it.
     meta_noise = (noise, np.random.default_rng([seed, k, s, 4])) if noise else None
     meta_names, meta = _meta_tasks(
-        meta_bench, target, meta_samples, rng, meta_tasks, searched, unrecorded, meta_noise
+        meta_bench, target, meta_samples, rng, meta_tasks, searched, unrecorded, meta_noise, fixed
     )
+    if fixed is not None:
+        target = fixed.target(target)
     engine_seed = int(rng.integers(2**31))
     out = []
     # One BLAS thread, as in the searcher: on two cores, threaded BLAS made the meta-GP fits
@@ -465,6 +532,9 @@ def run(
     unrecorded_known: bool = False,
     unrecorded_level: str = "middle",
     noise: float = 0.0,
+    fixed: str | None = None,
+    fixed_level: str = "middle",
+    fixed_slice: bool = False,
 ) -> dict[str, Any]:
     """Leave-one-task-out benchmark; returns a :mod:`~rmbo_tune.bench.report` document.
 
@@ -530,6 +600,16 @@ def run(
         has Gaussian noise of standard deviation ``noise`` times its task's range (best minus
         worst) added, one draw per config and seed, the same for every method; regret is
         measured on the table's values.
+    fixed : str, optional
+        A column the earlier experiments searched and the new search fixes (a constant in
+        its space): the target searches its configs at one level of it (``fixed_level``),
+        the column left out, and regret is measured within them; the meta-tasks' rows are
+        drawn as usual and the column left out (:class:`Fixed`). Not with ``unrecorded`` or
+        ``continuous``.
+    fixed_level : {"middle", "lowest", "highest"}
+        With ``fixed``, the column's level the new search fixes.
+    fixed_slice : bool
+        With ``fixed``, keep only the meta-tasks' rows at that level.
 
     Returns
     -------
@@ -554,6 +634,14 @@ def run(
                 "unrecorded draws the meta-tasks' rows at random; not with meta_search"
             )
         spec = Unrecorded.of(bench, unrecorded, known=unrecorded_known, at=unrecorded_level)
+    fixed_spec = None
+    if fixed is not None:
+        if unrecorded is not None or continuous:
+            raise ValueError(
+                "fixed searches a slice of the grid; not with unrecorded or continuous"
+            )
+        fixed_spec = Fixed.of(bench, fixed, at=fixed_level, slice=fixed_slice)
+        fixed_spec.check_budget(bench, chosen, budget)
     if (
         isinstance(noise, bool)
         or not isinstance(noise, (int, float))
@@ -597,6 +685,7 @@ def run(
                 mirrored,
                 spec,
                 float(noise),
+                fixed_spec,
             )
             for name, s in pairs
         ]
@@ -633,6 +722,13 @@ def run(
             "unrecorded": None
             if spec is None
             else {"column": spec.column, "level": list(spec.level), "known": spec.known},
+            "fixed": None
+            if fixed_spec is None
+            else {
+                "column": fixed_spec.column,
+                "level": list(fixed_spec.level),
+                "slice": fixed_spec.slice,
+            },
             # None without noise, as results written before the option have it (they pair).
             "noise": float(noise) if noise else None,
             "batch": batch,

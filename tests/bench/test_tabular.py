@@ -60,6 +60,10 @@ def test_cli_errors_are_usage_errors(grid: Path, capsys) -> None:
         (["--unrecorded", "depth"], "'depth' is not one of the columns"),
         (["--unrecorded-known"], "need --unrecorded"),
         (["--unrecorded", "kind", "--meta-search", "gp-ucb"], "rows at random"),
+        (["--fixed", "depth"], "fixed: 'depth' is not one of the columns"),
+        (["--fixed-slice"], "need --fixed"),
+        (["--fixed", "kind", "--unrecorded", "lr"], "--fixed is not for --unrecorded"),
+        (["--fixed", "kind", "--budget", "100"], "exceeds the 81 configs of target"),
         (["--noise", "-0.1"], "--noise must be a finite fraction >= 0, got -0.1"),
         (["--noise", "nan"], "--noise must be a finite fraction >= 0, got nan"),
     ]:

@@ -296,3 +296,36 @@ def test_noise_is_observed_by_every_method_alike_and_regret_reads_the_table(grid
         assert np.all(y != y0) and 0.5 * sd < np.std(y - y0) < 1.5 * sd, name
     with pytest.raises(ValueError, match="noise must be a finite fraction >= 0"):
         tabular_runs.run(bench, **kwargs, noise=-0.5)
+
+
+def test_a_fixed_column_restricts_the_target_and_leaves_the_column_out(grid: Path) -> None:
+    bench = load_tabular(grid, mode="min", metric="loss")
+    spec = tabular_runs.Fixed.of(bench, "kind")
+    assert spec.features == [2, 3, 4] and spec.level == (0.0, 1.0, 0.0) and not spec.slice
+    near1 = bench.task("near1")
+    target = spec.target(near1)
+    assert target.X.shape == (81, 2)  # 9 x values x 9 learning rates of kind b
+    assert all(config[2] == "b" for config in target.configs)
+    kept = [near1.configs.index(config) for config in target.configs]
+    np.testing.assert_array_equal(target.values, near1.values[kept])
+    np.testing.assert_array_equal(target.X, near1.X[kept][:, :2])
+    X, y = near1.X[:30], near1.values[:30]
+    np.testing.assert_array_equal(spec.meta(X, y)[0], X[:, :2])
+    sliced = tabular_runs.Fixed.of(bench, "kind", slice=True)
+    Xs, ys = sliced.meta(X, y)
+    assert len(ys) == 10 and Xs.shape == (10, 2)  # kinds cycle fastest: every third row
+    np.testing.assert_array_equal(ys, y[X[:, 3] == 1.0])
+
+    kwargs = dict(methods=["rm-gp-ucb", "warm-start"], budget=6, n_seeds=1, targets=["near1"])
+    doc = tabular_runs.run(bench, **kwargs, meta_samples=30, fixed="kind", fixed_slice=True)
+    assert doc["settings"]["fixed"] == {"column": "kind", "level": [0.0, 1.0, 0.0], "slice": True}
+    for method, (rec,) in doc["runs"].items():
+        np.testing.assert_array_equal(rec["values"], target.values[rec["configs"]])
+        assert rec["optimum"] == target.best("min") > near1.best("min"), method
+    assert tabular_runs.run(bench, **kwargs)["settings"]["fixed"] is None
+    with pytest.raises(ValueError, match="budget 90 exceeds the 81 configs of target 'near1'"):
+        tabular_runs.run(bench, **{**kwargs, "budget": 90}, fixed="kind")
+    with pytest.raises(ValueError, match="not with unrecorded or continuous"):
+        tabular_runs.run(bench, **kwargs, fixed="kind", unrecorded="lr")
+    with pytest.raises(ValueError, match="fixed: 'depth' is not one of the columns"):
+        tabular_runs.run(bench, **kwargs, fixed="depth")
