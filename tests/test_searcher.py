@@ -566,6 +566,33 @@ def test_earlier_searches_are_named_in_the_log_and_take_tafs_form(caplog):
     assert s.engine.meta_term == "mean" and "look like a search's" not in caplog.text
 
 
+def test_a_parameter_searched_before_and_fixed_now_reads_the_trials_at_its_value(caplog):
+    # The earlier experiments searched a "mode" that moves their optimum from (0.3, 0.3) to
+    # (0.8, 0.8); the new search fixes mode="b". Only the trials at "b" are read, so the
+    # first suggestion is near (0.8, 0.8), not at the mixture's compromise.
+    rng = np.random.default_rng(0)
+    meta = []
+    for _ in range(3):
+        X = rng.random((40, 2))
+        modes = ["a", "b"] * 20
+        values = [
+            float(bowl(x[None] - (0.5 if m == "b" else 0.0))[0])
+            for x, m in zip(X, modes, strict=True)
+        ]
+        configs = [
+            {"x": float(a), "y": float(b), "mode": m} for (a, b), m in zip(X, modes, strict=True)
+        ]
+        meta.append((configs, values))
+    with caplog.at_level("INFO", logger="rmbo_tune"):
+        s = RMBOSearcher(
+            space={**SPACE, "mode": "b"}, metric="v", mode="max", meta_tasks=meta, seed=0
+        )
+        config = s.suggest("t0")
+    assert abs(config["x"] - 0.8) < 0.15 and abs(config["y"] - 0.8) < 0.15, config
+    assert s.engine.n_meta_tasks == 3
+    assert "searched mode (now 'b'); only its 20 trials" in caplog.text
+
+
 def test_earlier_experiments_without_a_parameter_added_since_still_guide_the_search(caplog):
     # The earlier experiments searched x and y; the new search also tunes wd. Their trials
     # lack wd entirely: they are kept, and their models are constant along it.

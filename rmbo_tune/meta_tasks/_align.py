@@ -28,7 +28,7 @@ class Aligner:
 
     def __call__(self, configs: list, values: list, report: LoadReport) -> tuple[list, list]:
         from rmbo_tune.exceptions import OutOfSpaceError
-        from rmbo_tune.meta_tasks._compact import unrecorded_keys
+        from rmbo_tune.meta_tasks._compact import fixed_slice, unrecorded_keys
         from rmbo_tune.space import flatten, path_name, unflatten
 
         out_c, out_v = [], []
@@ -37,7 +37,14 @@ class Aligner:
         # are kept; the searcher's GP of the task is constant along that key.
         unrecorded = unrecorded_keys(self.space, flats)
         report.unrecorded_keys = sorted(path_name(p) for p in unrecorded)
-        for config, flat, value in zip(configs, flats, values, strict=True):
+        # A key the space holds constant that the experiment searched: only its configs at
+        # the space's value are kept (where at least a few ran there).
+        sliced, at_value = fixed_slice(self.space, flats)
+        report.fixed_keys = sorted(path_name(p) for p in sliced)
+        for config, flat, value, keep in zip(configs, flats, values, at_value, strict=True):
+            if not keep:
+                report.drop("out_of_space:other_fixed_value")
+                continue
             for key in flat:
                 if key not in self.known:
                     name = path_name(key)

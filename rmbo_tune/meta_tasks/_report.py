@@ -31,7 +31,8 @@ class LoadReport:
         Trials dropped, by reason: "errored", "nan", "inf", "missing_metric", "no_results",
         "truncated_result" (a result file with no readable line), "missing_config",
         "below_fidelity" (stopped before the ``fidelity`` asked of the load),
-        "out_of_space:<reason>" (reason as in :class:`~rmbo_tune.exceptions.OutOfSpaceError`).
+        "out_of_space:<reason>" (reason as in :class:`~rmbo_tune.exceptions.OutOfSpaceError`,
+        or "other_fixed_value": see ``fixed_keys``).
     notes : dict of str to int
         Events that dropped nothing: "truncated_result" (a truncated last line was skipped),
         "unreadable_result_lines", "clipped", "state_file_missing", "state_file_unreadable",
@@ -43,6 +44,12 @@ class LoadReport:
         Searched keys that no config of the task has (a parameter its experiment did not
         search): its configs are kept, and the searcher's GP of the task is constant along
         these keys.
+    fixed_keys : list of str
+        Keys the search space holds constant that the task's experiment searched: only its
+        trials at the space's value are kept (the others dropped as
+        "out_of_space:other_fixed_value"), where at least
+        :data:`~rmbo_tune.meta_tasks._compact.MIN_FIXED_TRIALS` ran there; else the list is
+        empty and every trial is kept.
     value_min, value_max : float or None
         Range of the values kept, in the target metric's units.
     """
@@ -56,6 +63,7 @@ class LoadReport:
     notes: dict[str, int] = field(default_factory=dict)
     extra_keys: dict[str, int] = field(default_factory=dict)
     unrecorded_keys: list[str] = field(default_factory=list)
+    fixed_keys: list[str] = field(default_factory=list)
     value_min: float | None = None
     value_max: float | None = None
 
@@ -227,6 +235,11 @@ def format_report(tasks: Sequence[MetaTask], *, source_width: int = 48) -> str:
         if t.report.unrecorded_keys:
             keys = ", ".join(t.report.unrecorded_keys)
             extras.append(f"{t.name}: did not search {keys} (its model is constant along them)")
+        if t.report.fixed_keys:
+            keys = ", ".join(t.report.fixed_keys)
+            extras.append(
+                f"{t.name}: searched {keys}; only its trials at this search's value used"
+            )
     if extras:
         out += ["", *extras]
     return "\n".join(out)

@@ -15,7 +15,9 @@ from rmbo_tune.meta_tasks import MetaTask
 from rmbo_tune.meta_tasks._compact import (
     CompactTask,
     PendingMetaTasks,
+    _same,
     engine_tasks,
+    fixed_slice,
     load_deferred,
     split_sources,
     unrecorded_keys,
@@ -74,6 +76,38 @@ def test_a_key_no_config_has_is_unrecorded_and_nan_in_every_row(caplog):
         meta, names, _ = engine_tasks([older, other], SPACE, "max")
     assert names == ["older"] and np.isnan(meta[0][0][:, 1:]).all()
     assert "meta-task 'older' did not search m/k; its model is constant along it" in caplog.text
+
+
+def test_a_key_searched_before_and_fixed_now_keeps_the_trials_at_the_new_value(caplog):
+    space = SearchSpace.from_tune({"x": tune.uniform(0, 1), "bs": 64, "tag": "new"})
+    # The earlier experiment searched bs (and ran with another constant tag: not searched).
+    configs = [{"x": i / 12, "bs": [32, 64, 128][i % 3], "tag": "old"} for i in range(12)]
+    task = CompactTask("older", configs, [float(i) for i in range(12)])
+    sliced, keep = fixed_slice(space, task.configs())
+    assert sliced == {("bs",): 64} and keep == [i % 3 == 1 for i in range(12)]
+    with caplog.at_level(logging.INFO, logger="rmbo_tune"):
+        X, y, dropped = task.encode(space)
+    assert dropped == 8 and sorted(y) == [1.0, 4.0, 7.0, 10.0]
+    np.testing.assert_allclose(X[:, 0], [1 / 12, 4 / 12, 7 / 12, 10 / 12])
+    assert "meta-task 'older' searched bs (now 64); only its 4 trials" in caplog.text
+    # No trial at the new value (or fewer than MIN_FIXED_TRIALS): every trial counts.
+    for value, configs_at in ((48, configs), (64, configs[:4])):
+        other = SearchSpace.from_tune({"x": tune.uniform(0, 1), "bs": value})
+        assert (
+            fixed_slice(other, CompactTask("t", configs_at, [0.0] * len(configs_at)).configs())[0]
+            == {}
+        )
+    assert (
+        CompactTask("t", configs, [0.0] * 12).encode(
+            SearchSpace.from_tune({"x": tune.uniform(0, 1), "bs": 48})
+        )[2]
+        == 0
+    )
+    # A choice of one value is held constant too; a float matches to 1e-9 relative.
+    one = SearchSpace.from_tune({"x": tune.uniform(0, 1), "bs": tune.choice([128])})
+    assert fixed_slice(one, task.configs())[0] == {("bs",): 128}
+    assert _same(1e-3, 1e-3 * (1 + 1e-12)) and not _same(1e-3, 1.1e-3)
+    assert _same(64, 64.0) and not _same(True, 1) and _same("a", "a") and not _same([1], "a")
 
 
 def test_split_sources_keeps_in_memory_tasks_and_defers_the_rest(tmp_path):

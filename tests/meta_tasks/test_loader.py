@@ -66,6 +66,19 @@ def test_a_key_the_earlier_experiment_did_not_search_keeps_its_configs():
     assert "did not search model/width (its model is constant along them)" in format_report([task])
 
 
+def test_a_key_searched_before_and_fixed_now_keeps_the_trials_at_its_value():
+    # The earlier experiment searched the activation, which the new space fixes at "relu".
+    configs = [
+        {"lr": 0.01 * (i + 1), "model": {"width": 8, "act": ["relu", "tanh"][i % 2]}}
+        for i in range(8)
+    ]
+    (task,) = load_meta_tasks((configs, list(range(8))), "score", "max", space=target_space())
+    assert task.report.fixed_keys == ["model/act"]
+    assert task.report.used == 4 and task.report.dropped == {"out_of_space:other_fixed_value": 4}
+    assert task.values == [0, 2, 4, 6]
+    assert "searched model/act; only its trials at this search's value" in format_report([task])
+
+
 def test_errors_name_the_path(runs, tmp_path):
     missing = tmp_path / "nope"
     with pytest.raises(FileNotFoundError, match=re.escape(str(missing))):
