@@ -143,9 +143,10 @@ def _at_level(X: Array, features: Sequence[int], level: Sequence[float]) -> NDAr
 class Fixed:
     """A column the earlier experiments searched and the new search fixes at one ``level``
     (its ``features``' values): the target is its configs at the level, the column left
-    out; each meta-task keeps its rows at every level with the column left out (each trial
-    counted whatever its value, as the loader reads an experiment that searched a key the
-    new space holds constant), or with ``slice`` only its rows at the level."""
+    out; each meta-task keeps its rows at every level with the column left out (every trial
+    counted whatever its value), or with ``slice`` only its rows at the level, as
+    ``RMBOSearcher`` reads an experiment that searched a key its space holds constant
+    (:func:`~rmbo_tune.meta_tasks._compact.fixed_slice`)."""
 
     column: str
     features: list[int]

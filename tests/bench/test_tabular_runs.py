@@ -296,6 +296,11 @@ def test_noise_is_observed_by_every_method_alike_and_regret_reads_the_table(grid
         assert np.all(y != y0) and 0.5 * sd < np.std(y - y0) < 1.5 * sd, name
     with pytest.raises(ValueError, match="noise must be a finite fraction >= 0"):
         tabular_runs.run(bench, **kwargs, noise=-0.5)
+    # In the cube the noisy table is interpolated, as the table itself is.
+    doc = tabular_runs.run(bench, **kwargs, noise=0.1, continuous=True)
+    for rec in (r for runs in doc["runs"].values() for r in runs):
+        offsets = np.subtract(rec["observed"], rec["values"])
+        assert np.all(offsets != 0) and np.all(np.abs(offsets) < 5 * 0.1 * spread)
 
 
 def test_a_fixed_column_restricts_the_target_and_leaves_the_column_out(grid: Path) -> None:
