@@ -3,8 +3,9 @@
 - ``rmbo-tune demo``: CartPole meta-BO through real Ray Tune, offline (a few minutes on two
   cores): RMBOSearcher with ten earlier experiments as meta-tasks against GP-UCB and Tune's
   random search; prints a table and writes plots.
-- ``rmbo-tune inspect PATH_OR_URI... --metric M --mode max``: what would be loaded from
-  earlier Tune experiments as meta-tasks, and what would be dropped and why.
+- ``rmbo-tune inspect PATH_OR_URI... --metric M --mode max [--space MODULE:NAME]``: what
+  would be loaded from earlier Tune experiments as meta-tasks, and what would be dropped and
+  why (with ``--space``, aligned with the new search's ``param_space``).
 - ``rmbo-tune bench TASK [options]``: the benchmark suite. Tasks through Ray Tune:
   ``cartpole``, ``pima``, ``cnn-digits``, ``omniglot-small``; on the engine: ``synthetic``,
   ``tabular --data DIR``, ``fidelity`` (searchers beside ASHA on replayed learning

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 
 def _map_entry(text: str) -> tuple[str, tuple[float, float]]:
@@ -20,10 +24,40 @@ def _map_entry(text: str) -> tuple[str, tuple[float, float]]:
         ) from None
 
 
+def _space_entry(text: str) -> Mapping[str, Any]:
+    """The ``param_space`` dict ``NAME`` of ``MODULE:NAME`` or ``FILE.py:NAME`` (the file is
+    run as a module, as ``python FILE.py`` would run it)."""
+    target, sep, name = text.rpartition(":")
+    if not (sep and target and name):
+        raise argparse.ArgumentTypeError(f"expected MODULE:NAME or FILE.py:NAME, got {text!r}")
+    try:
+        if target.endswith(".py"):
+            path = Path(target).expanduser()
+            if not path.is_file():
+                raise argparse.ArgumentTypeError(f"{text!r}: no file {str(path)!r}")
+            spec = importlib.util.spec_from_file_location(path.stem, path)
+            if spec is None or spec.loader is None:
+                raise argparse.ArgumentTypeError(f"{text!r}: {str(path)!r} is not a module")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(target)
+    except ImportError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+    space = getattr(module, name, None)
+    if not isinstance(space, Mapping):
+        found = "nothing" if space is None else type(space).__name__
+        raise argparse.ArgumentTypeError(f"{text!r}: {name} is {found}, not a param_space dict")
+    return space
+
+
 def inspect_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``rmbo-tune inspect PATH_OR_URI... --metric M --mode max``.
 
-    Loads the sources with :func:`load_meta_tasks` and prints :func:`format_report`.
+    Loads the sources with :func:`load_meta_tasks` and prints :func:`format_report`; with
+    ``--space MODULE:NAME`` (or ``FILE.py:NAME``), aligned with that ``param_space`` as
+    ``RMBOSearcher`` aligns them, so configs outside it are counted as dropped and keys an
+    experiment did not search, or searched where the space holds them constant, are named.
 
     Parameters
     ----------
@@ -62,6 +96,13 @@ def inspect_main(argv: Sequence[str] | None = None) -> int:
         metavar="NAME=SCALE[,OFFSET]",
         help="read NAME as SCALE * NAME + OFFSET where the metric is missing (repeatable)",
     )
+    parser.add_argument(
+        "--space",
+        type=_space_entry,
+        metavar="MODULE:NAME",
+        help="the new search's param_space, a dict NAME in a module or a FILE.py: align "
+        "the experiments with it as the searcher does",
+    )
     args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
     try:
         tasks = load_meta_tasks(
@@ -70,6 +111,7 @@ def inspect_main(argv: Sequence[str] | None = None) -> int:
             args.mode,
             scope=args.scope,
             metric_map=dict(args.metric_map) or None,
+            space=args.space,
         )
     except (OSError, ValueError, TypeError) as exc:
         print(f"rmbo-tune inspect: error: {exc}", file=sys.stderr)

@@ -34,3 +34,30 @@ def test_inspect_cli(runs, capsys):
     with pytest.raises(SystemExit):
         inspect_main([str(runs["messy"]), "--metric", "acc"])
     assert os.path.exists(runs["messy"])
+
+
+def test_inspect_aligns_with_a_space_from_a_file(runs, capsys, tmp_path):
+    (tmp_path / "myspace.py").write_text(
+        "from ray import tune\n"
+        "SPACE = {'lr': tune.uniform(0.001, 0.1), 'model': {'width': 16, 'act': 'tanh'},\n"
+        "         'wd': tune.uniform(0.0, 1.0)}\n"
+        "NOT_A_SPACE = 3\n"
+    )
+    args = [str(runs["other"]), "--metric", "score", "--mode", "max"]
+    assert inspect_main([*args, "--space", f"{tmp_path / 'myspace.py'}:SPACE"]) == 0
+    out = capsys.readouterr().out
+    # lr 0.01, 0.05, 0.2 x width 16, 64: the width-64 trials ran at another value of a key
+    # the space fixes, lr 0.2 is outside its bounds, and no trial has wd.
+    assert "other_fixed_value 3" in out and "out_of_bounds 1" in out
+    assert "searched model/width; only its trials at this search's value" in out
+    assert "did not search wd" in out
+    for bad, message in [
+        ("myspace", "expected MODULE:NAME or FILE.py:NAME"),
+        (f"{tmp_path / 'nope.py'}:SPACE", "no file"),
+        (f"{tmp_path / 'myspace.py'}:NOT_A_SPACE", "NOT_A_SPACE is int, not a param_space dict"),
+        (f"{tmp_path / 'myspace.py'}:MISSING", "MISSING is nothing"),
+        ("no_such_module_xyz:SPACE", "No module named 'no_such_module_xyz'"),
+    ]:
+        with pytest.raises(SystemExit):
+            inspect_main([*args, "--space", bad])
+        assert message in capsys.readouterr().err
