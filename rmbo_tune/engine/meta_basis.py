@@ -31,6 +31,15 @@ depart from the tasks' mean as much, and where, they depart from each other. A t
 follows one task the weights rate low is then within the model's reach, and the bound is
 wide where the tasks disagree and the target has not looked.
 
+With ``coefficient_mean`` = 1 and ``bound=False`` (option ``meta_prior_mean``) the model is
+a GP whose prior mean is the tasks' mean: ``b ~ N(1, s2)``, so that where the target has not
+been observed its mean is ``c + b m`` with ``b`` pulled towards 1 (the posterior's
+``beta_bar = A^{-1} (H(X)^T K^{-1} y + prior mean)``, Rasmussen and Williams 2006, eq.
+2.42), and the bound is ``g``'s own: the coefficients enter as their posterior mean, an
+empirical-Bayes mean function. Their uncertainty, ``R(x) A^{-1} R(x)^T``, grows with
+``|m(x) - m(X)|`` and is largest where the tasks rate the space worst when the observations
+sit where they rate it best; counted in the bound, it rewards evaluating there.
+
 GP-UCB keeps its guarantee on the new kernel: the RKHS norm of ``f`` under
 ``k + v + s2 m m^T (+ the tasks' term)`` is at most its norm under ``k``, and a rank-``C``
 term (``C`` columns ``H``) adds at most ``log det(I + H(X)^T H(X) / noise) / 2`` to the
@@ -60,6 +69,9 @@ from rmbo_tune.engine.types import Array
 # target's outputs and ``m`` over the candidates have unit spread.
 COEFFICIENT_VAR = 1.0
 INTERCEPT_VAR = 1.0
+# The coefficient's prior mean with the tasks' mean as the target's prior mean (option
+# ``meta_prior_mean``): the target follows the tasks at their spread until it shows otherwise.
+PRIOR_MEAN_COEFFICIENT = 1.0
 # The tasks' deviations' prior variances ``task_var="evidence"`` chooses among.
 TASK_VAR_GRID = (0.0, 0.25, 1.0, 4.0)
 
@@ -175,6 +187,12 @@ class MetaBasisGP:
         Prior variance of the tasks' deviations from ``m`` (module docstring); 0 leaves
         them out; "evidence" takes the value of :data:`TASK_VAR_GRID` under which the
         observations are the most likely.
+    coefficient_mean : float
+        Prior mean of the coefficient ``b`` (0: the tasks' mean may as well be unrelated;
+        :data:`PRIOR_MEAN_COEFFICIENT`: the target's prior mean).
+    bound : bool
+        Whether the coefficients' uncertainty adds to the standard deviation (False: the
+        target GP's own, module docstring).
     """
 
     def __init__(
@@ -187,6 +205,8 @@ class MetaBasisGP:
         coefficient_var: float = COEFFICIENT_VAR,
         observed: ScaledGP | None = None,
         task_var: float | str = 0.0,
+        coefficient_mean: float = 0.0,
+        bound: bool = True,
     ) -> None:
         self.model = model
         g = model.gp
@@ -204,9 +224,13 @@ class MetaBasisGP:
             self.a_obs = linalg.cho_solve((o.L, True), H, check_finite=False)
             A_chol_obs = linalg.cho_factor(np.eye(C) + H.T @ self.a_obs, lower=True)
             alpha = o.alpha
-        self.beta_bar = linalg.cho_solve(A_chol_obs, H.T @ alpha)
+        # The coefficients' prior mean on their unit scale (none for a flat m: no column).
+        prior_mean = np.zeros(C)
+        if self.basis.sd[1] > 0.0:
+            prior_mean[1] = coefficient_mean / self.basis.sd[1]
+        self.beta_bar = linalg.cho_solve(A_chol_obs, H.T @ alpha + prior_mean)
         self.coef = float(self.beta_bar[1] * self.basis.sd[1])  # b_bar
-        self.fixed = fixed
+        self.fixed, self.bound = fixed, bound
 
     def _add(self, columns: Array, Ks: Array) -> tuple[Array, Array]:
         """Mean and variance the basis adds at rows of basis ``columns`` (n, C) with
@@ -214,6 +238,8 @@ class MetaBasisGP:
         s = self.model.scale
         R = columns - Ks @ self.a  # (n, C)
         R_obs = R if self.n_obs == len(self.a) else columns - Ks[:, : self.n_obs] @ self.a_obs
+        if not self.bound:
+            return s * (R_obs @ self.beta_bar), np.zeros(len(R))
         v = linalg.cho_solve(self._A_chol, R.T)  # (C, n)
         return s * (R_obs @ self.beta_bar), s**2 * np.einsum("ij,ji->i", R, v)
 
@@ -238,10 +264,13 @@ class MetaBasisGP:
         R, dR = s * (h - k @ self.a), s * (dh - dk.T @ self.a)  # (C,), (d, C)
         n = self.n_obs
         R_obs, dR_obs = s * (h - k[:n] @ self.a_obs), s * (dh - dk[:n].T @ self.a_obs)
+        mean, dmean = mu + float(R_obs @ self.beta_bar), dmu + dR_obs @ self.beta_bar
+        if not self.bound:
+            return mean, sigma, dmean, dsigma
         v = linalg.cho_solve(self._A_chol, R)
         sd = float(np.sqrt(sigma**2 + R @ v))
         dsd = (sigma * dsigma + dR @ v) / sd if sd > 1e-12 else np.zeros_like(x)
-        return mu + float(R_obs @ self.beta_bar), sd, dmu + dR_obs @ self.beta_bar, dsd
+        return mean, sd, dmean, dsd
 
 
 class MetaBasisSample:

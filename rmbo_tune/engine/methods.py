@@ -17,7 +17,7 @@ import numpy as np
 from rmbo_tune.engine import acquisition as acq
 from rmbo_tune.engine import baselines
 from rmbo_tune.engine.gp import ScaledGP
-from rmbo_tune.engine.meta_basis import MetaBasisGP, MetaBasisSample
+from rmbo_tune.engine.meta_basis import PRIOR_MEAN_COEFFICIENT, MetaBasisGP, MetaBasisSample
 from rmbo_tune.engine.meta_models import MetaTaskModels
 from rmbo_tune.engine.meta_weights import MetaWeightState
 from rmbo_tune.engine.options import MetaBOOptions
@@ -131,8 +131,10 @@ def _basis_due(c: Context, early: bool = False) -> bool:
 
 def _late_target(c: Context) -> acq.CachedTarget:
     """The target model of RM-GP-UCB: once the basis is due, with the meta-weights' mean of
-    the meta-tasks as a basis function (:mod:`~rmbo_tune.engine.meta_basis`)."""
-    if not _basis_due(c):
+    the meta-tasks as a basis function (:mod:`~rmbo_tune.engine.meta_basis`); with option
+    ``meta_prior_mean``, from the first observation, as the target's prior mean."""
+    prior_mean = c.options.meta_prior_mean
+    if not (c.gp.gp.n_obs > 0 if prior_mean else _basis_due(c)):
         return c.target
     if "late_target" not in c.memo:
         model = MetaBasisGP(
@@ -143,6 +145,8 @@ def _late_target(c: Context) -> acq.CachedTarget:
             c.meta_cache().mu,
             observed=c.fitted,
             task_var=c.options.meta_basis_tasks,
+            coefficient_mean=PRIOR_MEAN_COEFFICIENT if prior_mean else 0.0,
+            bound=not prior_mean,
         )
         c.memo["late_target"] = acq.CachedTarget(
             model, *model.fixed_predictions(c.target.fixed_mu, c.target.fixed_sigma)

@@ -175,6 +175,23 @@ class MetaBOOptions:
         at each suggestion the value of 0, 1/4, 1 and 4 under which the target's
         observations are the most likely (type-II maximum likelihood); it mostly picks 0
         and moves no family by more than 0.0011 at 25.
+    meta_prior_mean : bool
+        For noisy objectives (a rerun of a configuration scores differently): from the first
+        observation, RM-GP-UCB's target GP takes the meta-weights' mean of the meta-tasks as
+        its prior mean, ``c + b m(x)`` with ``b``'s prior centred on 1 and the coefficients at
+        their posterior mean, and its bound is the GP's own
+        (:mod:`~rmbo_tune.engine.meta_basis`); ``meta_basis_nu`` then has no effect. A few
+        noisy observations then move the search along the tasks' shape instead of on their
+        own. With noise of 0.05 of each task's range on the earlier tasks and the target
+        (paired against False at 10 evaluations, every target x 3 seeds): decision trees
+        -0.013 ± 0.006, boosting -0.008 ± 0.006, SGD -0.007 ± 0.003, networks -0.007 ±
+        0.003, random forest -0.004 ± 0.009, nearest neighbours -0.004 ± 0.005, logistic
+        regression -0.004 ± 0.002, SVM -0.002 ± 0.002, AdaBoost and RBF SVMs level; logistic
+        regression +0.012 ± 0.006 at 25. Without noise it costs on boosting, random forest,
+        RBF SVMs and SVM at 5-10 (+0.004 to +0.007, about one standard error) and SGD at 10
+        (+0.005 ± 0.002), and gains on logistic regression and nearest neighbours at 5 and
+        decision trees at 10, hence False by default (``docs/benchmarks.md``, "Noisy
+        evaluations"). RM-GP-TS ignores it.
     beta : float or None
         Fixed target confidence multiplier; None uses ``sqrt(beta_scale * dim * log(2 t))``.
     beta_scale : float
@@ -351,6 +368,7 @@ class MetaBOOptions:
     input_warp: int | str | None = "tasks"
     meta_basis_nu: float = 0.05
     meta_basis_tasks: float | str = 0.0
+    meta_prior_mean: bool = False
     beta: float | None = None
     beta_scale: float = 0.2
     tau: float | None = None
@@ -415,6 +433,7 @@ class MetaBOOptions:
             "hyper_prior",
             "probe",
             "ts_early_basis",
+            "meta_prior_mean",
         )
         for name in flags:
             if not isinstance(getattr(self, name), bool):
@@ -485,6 +504,7 @@ PAPER_OPTIONS: dict[str, Any] = {
     "target_warp": "none",
     "meta_basis_nu": 0.0,
     "meta_basis_tasks": 0.0,
+    "meta_prior_mean": False,
     "beta_scale": 0.2,
     "repeat_escalations": 0,
     "grid_levels": "none",

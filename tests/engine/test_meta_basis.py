@@ -89,6 +89,60 @@ def test_posterior_is_the_gp_with_the_basis_added_to_the_kernel(rng, task_var):
     np.testing.assert_allclose((mu_f, sigma_f), basis.predict(fixed), rtol=1e-9, atol=1e-12)
 
 
+def test_the_tasks_mean_as_prior_mean_is_the_gp_with_that_mean_function(rng):
+    # coefficient_mean=b0, bound=False: the mean is that of a GP with prior mean b0 m(x)
+    # and kernel k + v + m m^T (the residual y - b0 m(X) regressed), the std the target
+    # GP's own.
+    meta = _meta(rng, [_f, lambda X: X[:, 0] ** 2])
+    w = np.array([0.7, 0.3])
+    target = _target(rng, lambda X: 0.5 * _f(X) + X[:, 0], n=6)
+    fixed = rng.random((200, 2))
+    mu_fixed = meta.predict(fixed)[0]
+    model = MetaBasisGP(target, meta, w, fixed, mu_fixed, coefficient_mean=1.0, bound=False)
+    g, loc, scale = target.gp, model.basis.loc, model.basis.scale
+
+    def m(X):
+        return (w @ meta.predict(X)[0] - loc) / scale
+
+    def k2(A, B):
+        k = kernel(A, B, HYPER.lengthscales, HYPER.signal_var, "matern52")
+        return k + INTERCEPT_VAR + np.outer(m(A), m(B))
+
+    Xs = rng.random((7, 2))
+    K = k2(g.X, g.X) + HYPER.noise_var * np.eye(len(g.X))
+    mean = m(Xs) + k2(Xs, g.X) @ np.linalg.solve(K, g.y - m(g.X))
+    mu, sigma = model.predict(Xs)
+    np.testing.assert_allclose(mu, target.loc + target.scale * mean, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(sigma, target.predict(Xs)[1], rtol=1e-12)
+    mu_f, sigma_f = model.fixed_predictions(*target.predict(fixed))
+    np.testing.assert_allclose((mu_f, sigma_f), model.predict(fixed), rtol=1e-9, atol=1e-12)
+    _assert_gradients(model, Xs[:3])
+
+
+def test_the_coefficients_uncertainty_is_largest_where_the_tasks_rate_the_space_worst(rng):
+    # Two observations where the tasks are high, in the tasks' order (a search that
+    # followed them). The variance the zero-mean coefficients add grows with
+    # |m(x) - m(X)|: it is largest at the tasks' very worst points, which a bound counting
+    # it rewards. With the tasks' mean as prior mean the coefficient is pulled towards 1
+    # and the bound is the GP's own.
+    meta = _meta(rng, [_f])
+    fixed = rng.random((400, 2))
+    mu_fixed = meta.predict(fixed)[0]
+    X = fixed[np.argsort(-mu_fixed[0])[[0, 40]]]
+    target = ScaledGP.from_hyper(X, np.array([1.0, 0.0]), HYPER, kind="matern52")
+    zero = MetaBasisGP(target, meta, np.array([1.0]), fixed, mu_fixed)
+    prior = MetaBasisGP(
+        target, meta, np.array([1.0]), fixed, mu_fixed, coefficient_mean=1.0, bound=False
+    )
+    assert 0.0 < zero.coef < prior.coef
+    far = np.min(np.linalg.norm(fixed[:, None] - X[None], axis=2), axis=1) > 0.3
+    rank = np.argsort(np.argsort(-mu_fixed[0]))  # 0: the tasks' best
+    _, sigma = target.predict(fixed)
+    extra = zero.predict(fixed)[1] ** 2 - sigma**2
+    assert rank[np.argmax(np.where(far, extra, -np.inf))] >= 390
+    np.testing.assert_allclose(prior.predict(fixed)[1], sigma, rtol=1e-12)
+
+
 def test_pending_points_are_hallucinated_at_the_models_own_mean(rng):
     # GP-BUCB on the model with the basis: the mean is the one of the observations alone,
     # the variance the exact one given the observed and the pending inputs.

@@ -200,6 +200,21 @@ def test_the_target_gp_stays_alone_while_nu_is_large_or_without_meta_basis_nu() 
     assert context.nu <= 0.05 and model is context.gp
 
 
+def test_meta_prior_mean_gives_the_target_the_tasks_mean_from_the_first_observation() -> None:
+    context, model = _late_target_model(n=1, meta_prior_mean=True)
+    assert context.nu > context.options.meta_basis_nu
+    assert isinstance(model, MetaBasisGP) and not model.bound
+    # The bound is the target GP's own; the mean carries the tasks' shape.
+    mu, sigma = model.predict(context.fixed)
+    np.testing.assert_allclose(sigma, context.gp.predict(context.fixed)[1], rtol=1e-12)
+    assert not np.allclose(mu, context.gp.predict(context.fixed)[0])
+    # Also with meta_basis_nu=0, once nu is spent; nothing observed: the target GP alone.
+    context, model = _late_target_model(meta_prior_mean=True, meta_basis_nu=0.0)
+    assert isinstance(model, MetaBasisGP) and not model.bound
+    context, model = _late_target_model(n=0, meta_prior_mean=True)
+    assert model is context.gp
+
+
 def test_rm_gp_ts_samples_the_model_with_the_basis_once_nu_is_spent() -> None:
     context = _mirror_context(method="rm-gp-ts")
     assert context.nu <= context.options.meta_basis_nu

@@ -58,6 +58,7 @@ def test_paper_variant_is_the_papers_practice():
         ({"gap_estimate": "lemma"}, "gap_estimate must be one of"),
         ({"probe": "meta-worst"}, "probe must be True or False"),
         ({"ts_early_basis": "yes"}, "ts_early_basis must be True or False"),
+        ({"meta_prior_mean": 1}, "meta_prior_mean must be True or False"),
         ({"probe_after": 0}, "probe_after must be an integer >= 1, got 0"),
         ({"probe_point": "worst"}, "probe_point must be one of"),
         ({"meta_term": "ei"}, "meta_term must be one of"),
