@@ -180,7 +180,7 @@ class MetaBOOptions:
         observation, RM-GP-UCB's target GP takes the meta-weights' mean of the meta-tasks as
         its prior mean, ``c + b m(x)`` with ``b``'s prior centred on 1 and the coefficients at
         their posterior mean, and its bound is the GP's own
-        (:mod:`~rmbo_tune.engine.meta_basis`); ``meta_basis_nu`` then has no effect. A few
+        (:mod:`~rmbo_tune.engine.meta_basis`), without waiting for ``meta_basis_nu``. A few
         noisy observations then move the search along the tasks' shape instead of on their
         own. With noise of 0.05 of each task's range on the earlier tasks and the target
         (paired against False at 10 evaluations, every target x 3 seeds): decision trees
