@@ -187,11 +187,11 @@ class MetaBOOptions:
         -0.013 ± 0.006, boosting -0.008 ± 0.006, SGD -0.007 ± 0.003, networks -0.007 ±
         0.003, random forest -0.004 ± 0.009, nearest neighbours -0.004 ± 0.005, logistic
         regression -0.004 ± 0.002, SVM -0.002 ± 0.002, AdaBoost and RBF SVMs level; logistic
-        regression +0.012 ± 0.006 at 25. Without noise it costs on boosting, random forest,
-        RBF SVMs and SVM at 5-10 (+0.004 to +0.007, about one standard error) and SGD at 10
-        (+0.005 ± 0.002), and gains on logistic regression and nearest neighbours at 5 and
-        decision trees at 10, hence False by default (``docs/benchmarks.md``, "Noisy
-        evaluations"). RM-GP-TS ignores it.
+        regression +0.012 ± 0.006 at 25. Without noise it costs on SVM at 3 (+0.015 ±
+        0.007), boosting at 5 (+0.007 ± 0.007), nearest neighbours and SGD at 10 (+0.005),
+        RBF SVMs and SGD at 25 (+0.006), and gains on logistic regression and nearest
+        neighbours at 5 and decision trees at 10, hence False by default
+        (``docs/benchmarks.md``, "Noisy evaluations"). RM-GP-TS ignores it.
     beta : float or None
         Fixed target confidence multiplier; None uses ``sqrt(beta_scale * dim * log(2 t))``.
     beta_scale : float
