@@ -183,17 +183,6 @@ def epochs(config):
         tune.report({"loss": loss(config, epoch), "epoch": epoch})
 
 
-class EpochsSeen(tune.Callback):
-    """The last epoch of each trial as the driver passed it to the searcher (the
-    ``ResultGrid`` reads the trials' result files, which may lag behind)."""
-
-    def __init__(self) -> None:
-        self.reached: dict[str, int] = {}
-
-    def on_trial_result(self, iteration, trials, trial, result, **info) -> None:
-        self.reached[trial.trial_id] = max(result["epoch"], self.reached.get(trial.trial_id, 0))
-
-
 @pytest.mark.ray
 @pytest.mark.slow
 @pytest.mark.parametrize(
@@ -212,7 +201,6 @@ def test_with_a_scheduler_in_tune(ray_local, tmp_path, scheduler):
     budget = {"max_fidelity": 9} if isinstance(scheduler, MedianStoppingRule) else {}
     searcher = RMBOSearcher(metric="loss", mode="min", seed=0, scheduler=scheduler, **budget)
     scheduler = copy.deepcopy(scheduler)  # a fresh one for each run of the suite
-    seen = EpochsSeen()
     results = tune.Tuner(
         epochs,
         param_space=SPACE,
@@ -223,13 +211,11 @@ def test_with_a_scheduler_in_tune(ray_local, tmp_path, scheduler):
             max_concurrent_trials=2,
             reuse_actors=True,
         ),
-        run_config=tune.RunConfig(
-            storage_path=str(tmp_path), name="fid", verbose=0, callbacks=[seen]
-        ),
+        run_config=tune.RunConfig(storage_path=str(tmp_path), name="fid", verbose=0),
     ).fit()
     assert len(results) == 12 and not results.errors
-    assert len(seen.reached) == 12
-    full = sorted(t for t, e in seen.reached.items() if e >= 9)
+    done = {r.metrics["trial_id"]: r.metrics["epoch"] for r in results}
+    full = sorted(t for t, e in done.items() if e >= 9)
     observed = sorted(r["trial_id"] for r in searcher.history if r.get("outcome") == "observed")
     assert observed == full
     if isinstance(scheduler, ASHAScheduler):  # the others stop trials only in some runs
