@@ -163,6 +163,29 @@ class _Basis:
         return self.of_means(mu_i[:, None])[0], np.column_stack(grads) * self.sd
 
 
+def _coefficients(
+    gp: GaussianProcess,
+    H: Array,
+    basis: _Basis,
+    coefficient_mean: float,
+    known: tuple[Array, tuple[Array, bool]] | None = None,
+) -> tuple[Array, Array]:
+    """``K^-1 H`` and the coefficients' posterior mean ``beta_bar`` (unit scale) from the
+    observations of ``gp`` (its first ``n_obs`` rows of ``H``); ``known``: ``K^-1 H`` and
+    the Cholesky factor of ``I + H^T K^-1 H`` when the caller has them."""
+    H = H[: gp.n_obs]
+    if known is not None:
+        a, A_chol = known
+    else:
+        a = linalg.cho_solve((gp.L, True), H, check_finite=False)
+        A_chol = linalg.cho_factor(np.eye(H.shape[1]) + H.T @ a, lower=True)
+    # The coefficients' prior mean on their unit scale (none for a flat m: no column).
+    prior_mean = np.zeros(H.shape[1])
+    if basis.sd[1] > 0.0:
+        prior_mean[1] = coefficient_mean / basis.sd[1]
+    return a, linalg.cho_solve(A_chol, H.T @ gp.alpha + prior_mean)
+
+
 class MetaBasisGP:
     """The posterior of ``g + c + b m`` (module docstring) from the target GP ``model``.
 
@@ -218,17 +241,12 @@ class MetaBasisGP:
         self._A_chol = linalg.cho_factor(np.eye(C) + H.T @ self.a, lower=True)
         # The mean's terms, from the observations alone (the first n_obs rows).
         self.n_obs = o.n_obs
-        self.a_obs, A_chol_obs, alpha = self.a, self._A_chol, g.alpha
         if self.n_obs < g.n_obs:
-            o, H = observed.gp, H[: self.n_obs]  # type: ignore[union-attr]
-            self.a_obs = linalg.cho_solve((o.L, True), H, check_finite=False)
-            A_chol_obs = linalg.cho_factor(np.eye(C) + H.T @ self.a_obs, lower=True)
-            alpha = o.alpha
-        # The coefficients' prior mean on their unit scale (none for a flat m: no column).
-        prior_mean = np.zeros(C)
-        if self.basis.sd[1] > 0.0:
-            prior_mean[1] = coefficient_mean / self.basis.sd[1]
-        self.beta_bar = linalg.cho_solve(A_chol_obs, H.T @ alpha + prior_mean)
+            self.a_obs, self.beta_bar = _coefficients(o, H, self.basis, coefficient_mean)
+        else:
+            self.a_obs = self.a
+            known = (self.a, self._A_chol)
+            self.beta_bar = _coefficients(g, H, self.basis, coefficient_mean, known)[1]
         self.coef = float(self.beta_bar[1] * self.basis.sd[1])  # b_bar
         self.fixed, self.bound = fixed, bound
 
@@ -295,6 +313,12 @@ class MetaBasisSample:
         As for :class:`MetaBasisGP`.
     observed : ScaledGP, optional
         The target GP of the observations alone ("evidence" weighs them only).
+    coefficient_mean : float or None
+        None: the coefficients are sampled with ``g`` (prior mean 0). A number: the prior
+        mean of ``b`` (option ``meta_prior_mean``), and the coefficients are taken at their
+        posterior mean, as :class:`MetaBasisGP` with ``bound=False`` takes them: ``g`` is
+        sampled from the GP of the residuals ``y - H(X) beta_bar``, so the sample's mean is
+        that model's mean and its spread the target GP's own.
     """
 
     def __init__(
@@ -310,18 +334,30 @@ class MetaBasisSample:
         n_observed: int | None = None,
         task_var: float | str = 0.0,
         observed: ScaledGP | None = None,
+        coefficient_mean: float | None = None,
     ) -> None:
         o = model.gp if observed is None else observed.gp
         self.basis = _Basis(meta, weights, fixed_meta_mu, COEFFICIENT_VAR, task_var, o)
-        # The basis columns as more features with unit normal weights: N(0, v), N(0, s2)
-        # and N(0, task_var / M) coefficients.
         columns = self.basis.at(model.gp.X)
         C = columns.shape[1]
-        self.post = RFFPosterior(
-            model, n_features=n_features, rng=rng, basis=columns, n_observed=n_observed
-        )
-        w = self.post.sample_weights(rng, scale=scale)[0]
-        self.w, self.basis_w = w[:-C], w[-C:]
+        if coefficient_mean is not None:
+            self.basis_w = _coefficients(o, columns, self.basis, coefficient_mean)[1]
+            self.post = RFFPosterior(
+                model,
+                n_features=n_features,
+                rng=rng,
+                n_observed=n_observed,
+                offset=columns @ self.basis_w,
+            )
+            self.w = self.post.sample_weights(rng, scale=scale)[0]
+        else:
+            # The basis columns as more features with unit normal weights: N(0, v), N(0, s2)
+            # and N(0, task_var / M) coefficients.
+            self.post = RFFPosterior(
+                model, n_features=n_features, rng=rng, basis=columns, n_observed=n_observed
+            )
+            w = self.post.sample_weights(rng, scale=scale)[0]
+            self.w, self.basis_w = w[:-C], w[-C:]
         self.intercept, self.coef = (float(v) for v in self.basis_w[:2] * self.basis.sd[:2])
 
     def values(self, X: Array, fixed: bool = False) -> Array:

@@ -100,11 +100,14 @@ def _gp_ucb(c: Context) -> acq.Acquisition:
 
 def _thompson(c: Context, late: bool = False) -> acq.Acquisition:
     """A target sample; ``late``: of the model with the meta-tasks' basis once it is due
-    (or from the first observation, option ``ts_early_basis``)."""
+    (or from the first observation, option ``ts_early_basis``), or with option
+    ``meta_prior_mean`` of the model with the tasks' mean as prior mean (as
+    :func:`_late_target`) from the first observation."""
     c.record["branch"] = "target"
     scale = c.beta if c.options.ts_scale == "beta" else c.escalation
     n_features, n_observed = c.options.n_rff_features, c.fitted.gp.n_obs
-    if late and _basis_due(c, early=c.options.ts_early_basis):
+    prior_mean = late and c.options.meta_prior_mean and c.gp.gp.n_obs > 0
+    if prior_mean or (late and _basis_due(c, early=c.options.ts_early_basis)):
         return MetaBasisSample(
             c.gp,
             c.meta,
@@ -116,6 +119,7 @@ def _thompson(c: Context, late: bool = False) -> acq.Acquisition:
             n_observed=n_observed,
             task_var=c.options.meta_basis_tasks,
             observed=c.fitted,
+            coefficient_mean=PRIOR_MEAN_COEFFICIENT if prior_mean else None,
         )
     post = RFFPosterior(c.gp, n_features=n_features, rng=c.rng, n_observed=n_observed)
     return acq.SampledFunction(post, post.sample_weights(c.rng, scale=scale)[0])

@@ -191,7 +191,9 @@ class MetaBOOptions:
         0.007), boosting at 5 (+0.007 ± 0.007), nearest neighbours and SGD at 10 (+0.005),
         RBF SVMs and SGD at 25 (+0.006), and gains on logistic regression and nearest
         neighbours at 5 and decision trees at 10, hence False by default
-        (``docs/benchmarks.md``, "Noisy evaluations"). RM-GP-TS ignores it.
+        (``docs/benchmarks.md``, "Noisy evaluations"). RM-GP-TS's target samples are then
+        drawn about that model's mean with the target GP's spread, from the first
+        observation.
     beta : float or None
         Fixed target confidence multiplier; None uses ``sqrt(beta_scale * dim * log(2 t))``.
     beta_scale : float

@@ -101,6 +101,8 @@ class RFFPosterior:
     features at the GP's inputs, module docstring) the weights have q more entries, the
     basis functions' coefficients, last. With ``n_observed`` the GP's inputs after the first
     ``n_observed`` are pending points (module docstring); their outputs are not read.
+    With ``offset`` (values at the GP's inputs, on its standardized scale) the features are
+    fitted to the outputs minus it: the caller adds the function it stands for.
     """
 
     def __init__(
@@ -111,6 +113,7 @@ class RFFPosterior:
         rng: np.random.Generator,
         basis: Array | None = None,
         n_observed: int | None = None,
+        offset: Array | None = None,
     ) -> None:
         gp = model.gp
         hp = gp.hyper
@@ -132,7 +135,10 @@ class RFFPosterior:
         L_obs = (
             self._L if n == len(Phi) else linalg.cholesky(Phi[:n].T @ Phi[:n] + noise, lower=True)
         )
-        self.w_mean = linalg.cho_solve((L_obs, True), Phi[:n].T @ (gp.y[:n] - gp.mean))
+        y = gp.y[:n] - gp.mean
+        if offset is not None:
+            y = y - offset[:n]
+        self.w_mean = linalg.cho_solve((L_obs, True), Phi[:n].T @ y)
         self._noise_sd = np.sqrt(hp.noise_var)
         # Dimensions the GP's data did not record: the samples' tie-break along them.
         self._centre = unrecorded_centre(hp, gp.X)

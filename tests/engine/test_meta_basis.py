@@ -275,11 +275,19 @@ def test_evidence_keeps_the_deviations_only_for_a_target_that_departs_from_the_m
     assert chosen(lambda X: 0.9 * g1(X) + 0.1 * g2(X)) == 0.0  # the weighted mean itself
 
 
-def _samples(rng, target, meta, w, fixed, n, scale=1.0, task_var=0.0):
+def _samples(rng, target, meta, w, fixed, n, scale=1.0, task_var=0.0, coefficient_mean=None):
     mu_fixed = meta.predict(fixed)[0]
     return [
         MetaBasisSample(
-            target, meta, w, mu_fixed, n_features=400, rng=rng, scale=scale, task_var=task_var
+            target,
+            meta,
+            w,
+            mu_fixed,
+            n_features=400,
+            rng=rng,
+            scale=scale,
+            task_var=task_var,
+            coefficient_mean=coefficient_mean,
         )
         for _ in range(n)
     ]
@@ -307,13 +315,39 @@ def test_samples_follow_the_basis_posterior(rng, task_var):
     np.testing.assert_allclose(wide.std(0), 2 * sigma, rtol=0.25, atol=0.04)
 
 
+def test_prior_mean_samples_follow_that_model_with_the_target_gps_spread(rng):
+    # meta_prior_mean for RM-GP-TS: the coefficients at the posterior mean of the model with
+    # the tasks' mean as prior mean (MetaBasisGP, bound=False), g drawn about it.
+    meta = _meta(rng, [_f, lambda X: X[:, 0] ** 2])
+    w = np.array([0.7, 0.3])
+    target = _target(rng, lambda X: 0.5 * _f(X) + X[:, 0], n=6)
+    fixed = rng.random((200, 2))
+    model = MetaBasisGP(
+        target, meta, w, fixed, meta.predict(fixed)[0], coefficient_mean=1.0, bound=False
+    )
+    samples = _samples(rng, target, meta, w, fixed, 300, coefficient_mean=1.0)
+    for s in samples[:3]:
+        np.testing.assert_allclose(s.basis_w, model.beta_bar, rtol=1e-9)
+    Xs = rng.random((6, 2))
+    draws = np.array([s.values(Xs) for s in samples])
+    mu, sigma = model.predict(Xs)
+    np.testing.assert_allclose(draws.mean(0), mu, atol=0.05 + 4 * sigma.max() / np.sqrt(300))
+    np.testing.assert_allclose(draws.std(0), target.predict(Xs)[1], rtol=0.25, atol=0.02)
+    # Coefficient prior centred on 0 instead: a different mean where the target is unseen.
+    zero = MetaBasisGP(target, meta, w, fixed, meta.predict(fixed)[0], bound=False)
+    assert model.coef > zero.coef
+
+
 @pytest.mark.parametrize("task_var", [0.0, 1.0])
-def test_a_sample_reads_the_fixed_candidates_and_has_gradients(rng, task_var):
+@pytest.mark.parametrize("coefficient_mean", [None, 1.0])
+def test_a_sample_reads_the_fixed_candidates_and_has_gradients(rng, task_var, coefficient_mean):
     meta = _meta(rng, [_f, lambda X: -X[:, 1]])
     w = np.array([0.5, 0.5])
     target = _target(rng, _f)
     fixed = rng.random((50, 2))
-    (sample,) = _samples(rng, target, meta, w, fixed, 1, task_var=task_var)
+    (sample,) = _samples(
+        rng, target, meta, w, fixed, 1, task_var=task_var, coefficient_mean=coefficient_mean
+    )
     np.testing.assert_allclose(sample.values(fixed, fixed=True), sample.values(fixed), rtol=1e-9)
     for x in rng.random((3, 2)):
         val, grad = sample.value_and_grad(x)

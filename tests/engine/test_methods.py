@@ -215,6 +215,22 @@ def test_meta_prior_mean_gives_the_target_the_tasks_mean_from_the_first_observat
     assert model is context.gp
 
 
+def test_meta_prior_mean_gives_rm_gp_ts_samples_of_that_model_from_the_first_observation() -> None:
+    context = _mirror_context(n=2, method="rm-gp-ts", meta_prior_mean=True)
+    assert context.nu > context.options.meta_basis_nu
+    sample = methods._thompson(context, late=True)
+    assert isinstance(sample, MetaBasisSample) and context.record["branch"] == "target"
+    # The coefficients at the posterior mean of RM-GP-UCB's prior-mean model.
+    model = methods._late_target(context).model
+    np.testing.assert_allclose(sample.basis_w, model.beta_bar, rtol=1e-9)
+    # Also with meta_basis_nu=0; nothing observed, or GP-TS: the target alone.
+    no_basis = _mirror_context(n=2, method="rm-gp-ts", meta_prior_mean=True, meta_basis_nu=0.0)
+    assert isinstance(methods._thompson(no_basis, late=True), MetaBasisSample)
+    blind = _mirror_context(n=0, method="rm-gp-ts", meta_prior_mean=True)
+    assert isinstance(methods._thompson(blind, late=True), acquisition.SampledFunction)
+    assert isinstance(methods._thompson(context), acquisition.SampledFunction)
+
+
 def test_rm_gp_ts_samples_the_model_with_the_basis_once_nu_is_spent() -> None:
     context = _mirror_context(method="rm-gp-ts")
     assert context.nu <= context.options.meta_basis_nu
