@@ -154,7 +154,7 @@ class FidelityTracker:
         else:
             self.levels = sorted({float(v) for v in levels})
         self.x: dict[str, list[float]] = {}
-        self.reached: dict[str, float] = {}
+        self.reached: dict[str, float] = {}  # trial -> its latest fidelity
         self.values: dict[str, dict[float, float]] = {}  # trial -> level -> value
         self.full: dict[str, float] = {}  # trial -> full-fidelity value
         self.stopped: dict[str, float] = {}  # stopped trials not yet judged -> reached
@@ -197,7 +197,9 @@ class FidelityTracker:
         if fidelity is None:
             return
         self.x[trial_id] = list(x)
-        self.reached[trial_id] = max(fidelity, self.reached.get(trial_id, -math.inf))
+        # The latest, not the highest: a paused trial without checkpoints resumes from
+        # scratch (MedianStoppingRule pauses trials), and its last life is what it ended at.
+        self.reached[trial_id] = fidelity
         value = _number(value)
         if value is None:
             return
@@ -212,9 +214,9 @@ class FidelityTracker:
         if not self.active:
             return True
         assert self.max_fidelity is not None
-        reached = self.reached.get(trial_id, -math.inf)
         final = _number((result or {}).get(self.attr))
-        return max(reached, final if final is not None else -math.inf) >= self.max_fidelity
+        reached = self.reached.get(trial_id, -math.inf) if final is None else final
+        return reached >= self.max_fidelity
 
     def finish(self, trial_id: str, value: float | None, full: bool) -> None:
         """A trial ended: at the full fidelity with ``value`` (maximized), or stopped."""

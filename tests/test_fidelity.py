@@ -157,6 +157,26 @@ def test_without_max_fidelity_a_stopped_value_is_observed():
     assert searcher.engine.y.tolist() == [-loss(config, 2)]
 
 
+@pytest.mark.parametrize("final", ["result", "none"])
+def test_a_trial_restarted_from_scratch_is_judged_by_its_last_life(final):
+    # MedianStoppingRule pauses a trial when too few others have reached its epoch; a trial
+    # without checkpoints resumes from scratch. One paused at its last epoch, then stopped
+    # early in its second life, did not end at the full fidelity, as its final result
+    # (and Tune's ResultGrid) says.
+    searcher = RMBOSearcher(SPACE, metric="loss", mode="min", seed=0, max_fidelity=9)
+    config = searcher.suggest("t0")
+    for epoch in [*range(1, 10), 1, 2]:  # paused at 9 (a pause's result reaches it)
+        searcher.on_trial_result("t0", {"loss": loss(config, epoch), "training_iteration": epoch})
+    last = {"loss": loss(config, 3), "training_iteration": 3}
+    if final == "result":  # stopped at 3: the stopping result reaches only on_trial_complete
+        searcher.on_trial_complete("t0", last)
+    else:  # paused again at 3 when the run ended
+        searcher.on_trial_result("t0", last)
+        searcher.on_trial_complete("t0", None)
+    assert searcher.history[-1]["outcome"] == "stopped"
+    assert searcher.counts["stopped_early"] == 1 and len(searcher.engine.y) == 0
+
+
 def test_errors_are_failures_whatever_the_fidelity():
     searcher = RMBOSearcher(SPACE, metric="loss", mode="min", seed=0, max_fidelity=9)
     searcher.suggest("t0")
