@@ -100,13 +100,13 @@ def _gp_ucb(c: Context) -> acq.Acquisition:
 
 def _thompson(c: Context, late: bool = False) -> acq.Acquisition:
     """A target sample; ``late``: of the model with the meta-tasks' basis once it is due
-    (or from the first observation, option ``ts_early_basis``), or with option
-    ``meta_prior_mean`` of the model with the tasks' mean as prior mean (as
-    :func:`_late_target`) from the first observation."""
+    (or from the first observation, option ``ts_early_basis``), or where option
+    ``meta_prior_mean`` is on (RM-GP-TS's default) of the model with the tasks' mean as
+    prior mean (as :func:`_late_target`) from the first observation."""
     c.record["branch"] = "target"
     scale = c.beta if c.options.ts_scale == "beta" else c.escalation
     n_features, n_observed = c.options.n_rff_features, c.fitted.gp.n_obs
-    prior_mean = late and c.options.meta_prior_mean and c.gp.gp.n_obs > 0
+    prior_mean = late and c.options.prior_mean("rm-gp-ts") and c.gp.gp.n_obs > 0
     if prior_mean or (late and _basis_due(c, early=c.options.ts_early_basis)):
         return MetaBasisSample(
             c.gp,
@@ -137,7 +137,7 @@ def _late_target(c: Context) -> acq.CachedTarget:
     """The target model of RM-GP-UCB: once the basis is due, with the meta-weights' mean of
     the meta-tasks as a basis function (:mod:`~rmbo_tune.engine.meta_basis`); with option
     ``meta_prior_mean``, from the first observation, as the target's prior mean."""
-    prior_mean = c.options.meta_prior_mean
+    prior_mean = c.options.prior_mean("rm-gp-ucb")
     if not (c.gp.gp.n_obs > 0 if prior_mean else _basis_due(c)):
         return c.target
     if "late_target" not in c.memo:

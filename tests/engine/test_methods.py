@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -216,12 +218,17 @@ def test_meta_prior_mean_gives_the_target_the_tasks_mean_from_the_first_observat
 
 
 def test_meta_prior_mean_gives_rm_gp_ts_samples_of_that_model_from_the_first_observation() -> None:
-    context = _mirror_context(n=2, method="rm-gp-ts", meta_prior_mean=True)
+    # RM-GP-TS's default (meta_prior_mean=None); RM-GP-UCB's target is the cold GP then.
+    context = _mirror_context(n=2, method="rm-gp-ts")
+    assert context.options.meta_prior_mean is None
+    assert methods._late_target(context) is context.target
     assert context.nu > context.options.meta_basis_nu
     sample = methods._thompson(context, late=True)
     assert isinstance(sample, MetaBasisSample) and context.record["branch"] == "target"
     # The coefficients at the posterior mean of RM-GP-UCB's prior-mean model.
-    model = methods._late_target(context).model
+    model = methods._late_target(
+        replace(context, options=replace(context.options, meta_prior_mean=True))
+    ).model
     np.testing.assert_allclose(sample.basis_w, model.beta_bar, rtol=1e-9)
     # Also with meta_basis_nu=0; nothing observed, or GP-TS: the target alone.
     no_basis = _mirror_context(n=2, method="rm-gp-ts", meta_prior_mean=True, meta_basis_nu=0.0)
@@ -237,23 +244,27 @@ def test_rm_gp_ts_samples_the_model_with_the_basis_once_nu_is_spent() -> None:
     sample = methods._thompson(context, late=True)
     assert isinstance(sample, MetaBasisSample) and context.record["branch"] == "target"
     assert sample.coef < 0  # the mirror image, as RM-GP-UCB's coefficient
-    # Without meta-tasks (the cold builder), or with meta_basis_nu=0: the target alone.
+    # Without meta-tasks (the cold builder), or with meta_basis_nu=0 and without the prior
+    # mean: the target alone.
     assert isinstance(methods._thompson(context), acquisition.SampledFunction)
-    context = _mirror_context(method="rm-gp-ts", meta_basis_nu=0.0)
+    context = _mirror_context(method="rm-gp-ts", meta_basis_nu=0.0, meta_prior_mean=False)
     assert isinstance(methods._thompson(context, late=True), acquisition.SampledFunction)
 
 
 def test_rm_gp_ts_can_sample_the_model_with_the_basis_from_the_first_observation() -> None:
-    # After two evaluations nu is far from spent: by default the target branch is cold.
-    context = _mirror_context(n=2, method="rm-gp-ts")
+    # After two evaluations nu is far from spent: without the prior mean the target branch
+    # is cold.
+    context = _mirror_context(n=2, method="rm-gp-ts", meta_prior_mean=False)
     assert context.nu > context.options.meta_basis_nu
     assert isinstance(methods._thompson(context, late=True), acquisition.SampledFunction)
-    early = _mirror_context(n=2, method="rm-gp-ts", ts_early_basis=True)
+    early = _mirror_context(n=2, method="rm-gp-ts", ts_early_basis=True, meta_prior_mean=False)
     assert early.nu == context.nu
     sample = methods._thompson(early, late=True)
     assert isinstance(sample, MetaBasisSample) and early.record["branch"] == "target"
     # No basis without meta_basis_nu, none before the first observation, none for GP-TS.
-    off = _mirror_context(n=2, method="rm-gp-ts", ts_early_basis=True, meta_basis_nu=0.0)
+    off = _mirror_context(
+        n=2, method="rm-gp-ts", ts_early_basis=True, meta_basis_nu=0.0, meta_prior_mean=False
+    )
     assert isinstance(methods._thompson(off, late=True), acquisition.SampledFunction)
     blind = _mirror_context(n=0, method="rm-gp-ts", ts_early_basis=True)
     assert not methods._basis_due(blind, early=True)

@@ -18,6 +18,15 @@ def test_defaults_keep_the_papers_schedule_and_authors_beta():
     assert (o.variant, o.gap_estimate, o.output_scaling) == ("robust", "ranking", "rank")
 
 
+def test_the_tasks_mean_is_the_prior_mean_of_rm_gp_ts_by_default_only():
+    assert MetaBOOptions().prior_mean("rm-gp-ts") and not MetaBOOptions().prior_mean("rm-gp-ucb")
+    for value in (True, False):
+        o = MetaBOOptions(meta_prior_mean=value)
+        assert o.prior_mean("rm-gp-ts") is value and o.prior_mean("rm-gp-ucb") is value
+    paper = MetaBOOptions.from_kwargs({"variant": "paper"})
+    assert not paper.prior_mean("rm-gp-ts")
+
+
 def test_paper_variant_is_the_papers_practice():
     o = MetaBOOptions.from_kwargs({"variant": "paper"})
     assert (o.gap_estimate, o.output_scaling, o.hyper_prior, o.probe, o.target_warp) == (
@@ -58,7 +67,7 @@ def test_paper_variant_is_the_papers_practice():
         ({"gap_estimate": "lemma"}, "gap_estimate must be one of"),
         ({"probe": "meta-worst"}, "probe must be True or False"),
         ({"ts_early_basis": "yes"}, "ts_early_basis must be True or False"),
-        ({"meta_prior_mean": 1}, "meta_prior_mean must be True or False"),
+        ({"meta_prior_mean": 1}, "meta_prior_mean must be True, False or None"),
         ({"probe_after": 0}, "probe_after must be an integer >= 1, got 0"),
         ({"probe_point": "worst"}, "probe_point must be one of"),
         ({"meta_term": "ei"}, "meta_term must be one of"),
