@@ -135,6 +135,14 @@ def test_a_state_without_input_warp_keeps_the_inputs_unwarped() -> None:
     assert MetaBO.from_state_dict(saved).options.input_warp is None
 
 
+def test_a_state_without_meta_prior_mean_keeps_rm_gp_ts_without_it() -> None:
+    saved = st.dump(_engine(method="rm-gp-ts"))
+    assert saved["options"]["meta_prior_mean"] is None
+    assert MetaBO.from_state_dict(saved).options.prior_mean("rm-gp-ts")
+    del saved["options"]["meta_prior_mean"]
+    assert MetaBO.from_state_dict(saved).options.meta_prior_mean is False
+
+
 def test_a_state_without_meta_basis_tasks_keeps_the_basis_without_them() -> None:
     saved = st.dump(_engine(meta_basis_tasks=2.0))
     assert saved["options"]["meta_basis_tasks"] == 2.0
