@@ -108,7 +108,7 @@ def _thompson(c: Context, late: bool = False) -> acq.Acquisition:
     n_features, n_observed = c.options.n_rff_features, c.fitted.gp.n_obs
     prior_mean = late and c.options.prior_mean("rm-gp-ts") and c.gp.gp.n_obs > 0
     if prior_mean or (late and _basis_due(c, early=c.options.ts_early_basis)):
-        return MetaBasisSample(
+        sample = MetaBasisSample(
             c.gp,
             c.meta,
             c.weights,
@@ -121,6 +121,8 @@ def _thompson(c: Context, late: bool = False) -> acq.Acquisition:
             observed=c.fitted,
             coefficient_mean=PRIOR_MEAN_COEFFICIENT if prior_mean else None,
         )
+        c.record["mean_coefficient"] = sample.coef
+        return sample
     post = RFFPosterior(c.gp, n_features=n_features, rng=c.rng, n_observed=n_observed)
     return acq.SampledFunction(post, post.sample_weights(c.rng, scale=scale)[0])
 
@@ -136,7 +138,9 @@ def _basis_due(c: Context, early: bool = False) -> bool:
 def _late_target(c: Context) -> acq.CachedTarget:
     """The target model of RM-GP-UCB: once the basis is due, with the meta-weights' mean of
     the meta-tasks as a basis function (:mod:`~rmbo_tune.engine.meta_basis`); with option
-    ``meta_prior_mean``, from the first observation, as the target's prior mean."""
+    ``meta_prior_mean``, from the first observation, as the target's prior mean. The
+    record gets the coefficient of that mean (``mean_coefficient``), as RM-GP-TS's does
+    from :func:`_thompson`."""
     prior_mean = c.options.prior_mean("rm-gp-ucb")
     if not (c.gp.gp.n_obs > 0 if prior_mean else _basis_due(c)):
         return c.target
@@ -155,6 +159,7 @@ def _late_target(c: Context) -> acq.CachedTarget:
         c.memo["late_target"] = acq.CachedTarget(
             model, *model.fixed_predictions(c.target.fixed_mu, c.target.fixed_sigma)
         )
+        c.record["mean_coefficient"] = model.coef
     return c.memo["late_target"]
 
 

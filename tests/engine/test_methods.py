@@ -206,6 +206,7 @@ def test_meta_prior_mean_gives_the_target_the_tasks_mean_from_the_first_observat
     context, model = _late_target_model(n=1, meta_prior_mean=True)
     assert context.nu > context.options.meta_basis_nu
     assert isinstance(model, MetaBasisGP) and not model.bound
+    assert context.record["mean_coefficient"] == model.coef
     # The bound is the target GP's own; the mean carries the tasks' shape.
     mu, sigma = model.predict(context.fixed)
     np.testing.assert_allclose(sigma, context.gp.predict(context.fixed)[1], rtol=1e-12)
@@ -244,6 +245,7 @@ def test_rm_gp_ts_samples_the_model_with_the_basis_once_nu_is_spent() -> None:
     sample = methods._thompson(context, late=True)
     assert isinstance(sample, MetaBasisSample) and context.record["branch"] == "target"
     assert sample.coef < 0  # the mirror image, as RM-GP-UCB's coefficient
+    assert context.record["mean_coefficient"] == sample.coef
     # Without meta-tasks (the cold builder), or with meta_basis_nu=0 and without the prior
     # mean: the target alone.
     assert isinstance(methods._thompson(context), acquisition.SampledFunction)
