@@ -187,7 +187,7 @@ class MetaBOOptions:
         regret on eight of the ten grids without noise (decision trees -0.009 ± 0.004,
         boosting -0.009 ± 0.005, random forest -0.007 ± 0.004), higher on SGD (+0.005 ±
         0.005) and level on logistic regression; with noise of 0.05 of each task's range
-        on the earlier tasks and the target, lower on seven (random forest -0.010 ± 0.004,
+        on the earlier tasks and the target, lower on eight (random forest -0.010 ± 0.004,
         nearest neighbours -0.009 ± 0.004), higher on logistic regression (+0.015 ±
         0.010). RM-GP-UCB with noise: decision trees -0.013 ± 0.006, boosting -0.008 ±
         0.006, SGD -0.007 ± 0.003, networks -0.007 ± 0.003, random forest -0.004 ± 0.009,
@@ -322,11 +322,11 @@ class MetaBOOptions:
         from its posterior given the few observations so far, not a cold sample. It applies
         where ``meta_prior_mean`` is off (for RM-GP-TS: ``meta_prior_mean=False``), the
         model it was measured against: paired with it (random earlier tasks, 10 seeds; SVM
-        50 targets x 3), regret at
-        5 lower on decision trees (-0.0067 ± 0.0017), boosting (-0.0069 ± 0.0030), random
-        forest (-0.0060 ± 0.0038), AdaBoost and RBF SVMs, higher on SVM (+0.0097 ± 0.0065),
-        nearest neighbours, logistic regression and SGD (``docs/benchmarks.md``, "Thompson
-        sampling"). With ``meta_basis_nu=0`` there is no basis to take.
+        50 targets x 3), regret at 5 lower on decision trees (-0.0067 ± 0.0017), boosting
+        (-0.0069 ± 0.0030), random forest (-0.0060 ± 0.0038), AdaBoost and RBF SVMs,
+        higher on SVM (+0.0097 ± 0.0065), nearest neighbours, logistic regression and SGD
+        (``docs/benchmarks.md``, "Thompson sampling"). With ``meta_basis_nu=0`` there is no
+        basis to take.
     ts_pool_size : int
         Posterior samples drawn ahead of time per meta-task for RM-GP-TS.
     duplicate_tol : float
