@@ -243,10 +243,9 @@ class MetaBasisGP:
         self.n_obs = o.n_obs
         if self.n_obs < g.n_obs:
             self.a_obs, self.beta_bar = _coefficients(o, H, self.basis, coefficient_mean)
-        else:
-            self.a_obs = self.a
+        else:  # no pending points: g's own factors
             known = (self.a, self._A_chol)
-            self.beta_bar = _coefficients(g, H, self.basis, coefficient_mean, known)[1]
+            self.a_obs, self.beta_bar = _coefficients(g, H, self.basis, coefficient_mean, known)
         self.coef = float(self.beta_bar[1] * self.basis.sd[1])  # b_bar
         self.fixed, self.bound = fixed, bound
 
