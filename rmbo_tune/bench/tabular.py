@@ -171,6 +171,12 @@ SUITES: dict[str, dict[str, str]] = {
         "about": "AdaBoost grid (144 configs x 24 datasets, one categorical column; "
         "rmbo_tune.bench.make_ada_grid)",
     },
+    "boost2d": {
+        "folder": "boost2d-grid",
+        "log_columns": "n_estimators",
+        "about": "AdaBoost rounds x tree depth (108 configs x 24 datasets, two columns; "
+        "rmbo_tune.bench.make_boost2d_grid)",
+    },
     "mlp": {
         "folder": "mlp-grid",
         "log_columns": "hidden_units,alpha,learning_rate_init",
