@@ -10,7 +10,9 @@
   ``cartpole``, ``pima``, ``cnn-digits``, ``omniglot-small``; on the engine: ``synthetic``,
   ``tabular --data DIR``, ``fidelity`` (searchers beside ASHA on replayed learning
   curves); measurements: ``latency``, ``overhead``, ``load-time``; ``scoreboard``
-  (one method against the strongest other one on several ``tabular`` results).
+  (one method against the strongest other one on several ``tabular`` results), ``ablation``
+  (an option's runs against the default's) and ``tails`` (how often and how badly each method
+  loses to GP-UCB, run by run).
   ``rmbo-tune bench TASK --help`` lists each one's options.
 """
 
@@ -32,6 +34,7 @@ BENCHES = {
     "load-time": "rmbo_tune.bench.load_time",
     "scoreboard": "rmbo_tune.bench.scoreboard",
     "ablation": "rmbo_tune.bench.ablation",
+    "tails": "rmbo_tune.bench.tails",
 }
 
 

@@ -17,6 +17,7 @@ OWN_OPTION = {
     "fidelity": "--reverse-rung1",
     "scoreboard": "--reference",
     "ablation": "--method",
+    "tails": "--tolerance",
 }
 
 

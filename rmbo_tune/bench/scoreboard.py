@@ -27,7 +27,16 @@ import numpy as np
 from rmbo_tune.bench.options import positive_int_list
 from rmbo_tune.bench.report import load_results, mean_se, pyplot, regret_by_target
 
-__all__ = ["compare", "main", "markdown", "paired_cell", "plot", "write"]
+__all__ = [
+    "compare",
+    "load_named",
+    "main",
+    "markdown",
+    "named_result",
+    "paired_cell",
+    "plot",
+    "write",
+]
 
 
 def compare(
@@ -223,12 +232,31 @@ def plot(
     return out
 
 
-def _named(arg: str) -> tuple[str, Path]:
+def named_result(arg: str) -> tuple[str, Path]:
+    """A ``NAME=DIR`` command-line argument as (name, path); a bare ``DIR`` is named after
+    its last component."""
     name, sep, path = arg.partition("=")
     if not sep:
         path = name
         name = Path(path.rstrip("/")).name
     return name, Path(path).expanduser()
+
+
+def load_named(
+    parser: argparse.ArgumentParser, results: Sequence[str]
+) -> dict[str, tuple[Path, dict[str, Any]]]:
+    """The tabular results documents of ``NAME=DIR`` (or ``DIR``) arguments, by name, each
+    with its path; ``parser.error`` on a repeated name or a results file of another task."""
+    docs: dict[str, tuple[Path, dict[str, Any]]] = {}
+    for arg in results:
+        name, path = named_result(arg)
+        if name in docs:
+            parser.error(f"two results are named {name!r}: give NAME=DIR")
+        doc = load_results(path)
+        if doc["task"] != "tabular":
+            parser.error(f"{path} holds a {doc['task']!r} benchmark, not a tabular one")
+        docs[name] = (path, doc)
+    return docs
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -252,13 +280,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--out", default="bench-results/scoreboard")
     a = p.parse_args(argv)
     boards: dict[str, dict[int, dict[str, Any]]] = {}
-    for arg in a.results:
-        name, path = _named(arg)
-        if name in boards:
-            p.error(f"two results are named {name!r}: give NAME=DIR")
-        doc = load_results(path)
-        if doc["task"] != "tabular":
-            p.error(f"{path} holds a {doc['task']!r} benchmark, not a tabular one")
+    for name, (path, doc) in load_named(p, a.results).items():
         try:
             boards[name] = compare(doc, a.reference, a.horizons)
         except ValueError as exc:
