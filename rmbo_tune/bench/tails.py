@@ -35,7 +35,7 @@ from rmbo_tune.bench.scoreboard import load_named
 from rmbo_tune.diagnostics import best_so_far
 from rmbo_tune.engine.types import Array
 
-__all__ = ["main", "markdown", "paired_gaps", "plot", "summarize"]
+__all__ = ["main", "markdown", "paired_gaps", "plot", "pooled", "summarize"]
 
 
 def _regret(run: Mapping[str, Any], mode: str) -> Array:
@@ -83,19 +83,17 @@ def paired_gaps(
     for method, rs in runs.items():
         if method == baseline or not rs:
             continue
-        pairs = [
-            (_regret(r, mode), base[key]) for r in rs if (key := (r["target"], r["seed"])) in base
-        ]
+        keys = [(r["target"], r["seed"]) for r in rs]
+        pairs = [(_regret(r, mode), base[k]) for r, k in zip(rs, keys, strict=True) if k in base]
         if not pairs:
             raise ValueError(f"{method!r} shares no (target, seed) with {baseline!r}")
         length = min(min(len(a), len(b)) for a, b in pairs)
         gaps = np.array([a[:length] - b[:length] for a, b in pairs])
-        out[method] = {
-            h: col[np.isfinite(col)]
-            for h in horizons
-            if 1 <= h <= length
-            for col in [gaps[:, h - 1]]
-        }
+        out[method] = {}
+        for h in horizons:
+            if 1 <= h <= length:
+                col = gaps[:, h - 1]
+                out[method][h] = col[np.isfinite(col)]
     return out
 
 
