@@ -177,6 +177,12 @@ SUITES: dict[str, dict[str, str]] = {
         "about": "AdaBoost rounds x tree depth (108 configs x 24 datasets, two columns; "
         "rmbo_tune.bench.make_boost2d_grid)",
     },
+    "svc2d": {
+        "folder": "svc2d-grid",
+        "log_columns": "C,gamma",
+        "about": "RBF SVM cost x bandwidth (108 configs x 24 datasets, two columns; "
+        "rmbo_tune.bench.make_svc2d_grid)",
+    },
     "mlp": {
         "folder": "mlp-grid",
         "log_columns": "hidden_units,alpha,learning_rate_init",
