@@ -1,14 +1,14 @@
 """Build the ``boost2d-grid`` tabular meta-dataset: AdaBoost's rounds against tree depth.
 
 ``python -m rmbo_tune.bench.make_boost2d_grid --out rmbo_tune/bench/data/boost2d-grid
---processes 2`` (needs scikit-learn; about 10 minutes on two cores) writes one CSV per
+--processes 2`` (needs scikit-learn; about 5 minutes on two cores) writes one CSV per
 dataset with the columns ``n_estimators, max_depth, value``: a 9 x 12 grid of
 scikit-learn's ``AdaBoostClassifier`` (SAMME, learning rate 1) over decision trees, the
 number of boosting rounds (1 to 256, doubling) against the trees' depth (1 to 12), evaluated
 on the datasets of :mod:`rmbo_tune.bench.make_hgb_grid` by 3-fold stratified
 cross-validation; ``value`` = mean balanced accuracy (higher is better).
 
-An eleventh family of HPO meta-data, and the only one of two columns: the shape of Wistuba
+An eleventh family of HPO meta-data, and the first of two columns: the shape of Wistuba
 et al.'s AdaBoost meta-dataset (108 configurations of rounds against the weak learner's
 complexity), where a cold GP-UCB covers the space in a few evaluations and the earlier tasks
 have less to add. Built after every engine default was fixed. Every number of rounds of one
