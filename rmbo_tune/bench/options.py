@@ -57,6 +57,14 @@ def nonnegative_int(text: str) -> int:
     return _int_at_least(text, 0)
 
 
+def nonnegative_float(text: str) -> float:
+    """An argparse type: a number >= 0 (a tolerance)."""
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    return value
+
+
 def _int_at_least(text: str, low: int) -> int:
     try:
         value = int(text)

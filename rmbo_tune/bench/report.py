@@ -369,6 +369,29 @@ def summary_markdown(doc: Mapping[str, Any], horizons: Sequence[int]) -> str:
     return "\n".join(parts)
 
 
+def normalized_regret(runs: Sequence[Mapping[str, Any]], mode: str) -> Array:
+    """Normalized regret curves of tabular runs, one row per run.
+
+    Parameters
+    ----------
+    runs : sequence of mapping
+        Run records carrying ``values``, ``optimum`` and ``worst``.
+    mode : {"max", "min"}
+        The metric's direction.
+
+    Returns
+    -------
+    ndarray of shape (runs, trials)
+        ``|optimum - best so far| / |optimum - worst|`` (NaN where a grid is constant), cut
+        to the shortest run.
+    """
+    _check_mode(mode)
+    curves = _curves(runs, mode)
+    opt = np.array([r["optimum"] for r in runs], dtype=np.float64)[:, None]
+    span = np.abs(opt - np.array([r["worst"] for r in runs], dtype=np.float64)[:, None])
+    return np.abs(opt - curves) / np.where(span > 0, span, math.nan)
+
+
 def regret_by_target(runs: Sequence[Mapping[str, Any]], mode: str) -> dict[str, Array]:
     """Normalized regret curves of tabular runs, averaged over the runs of each target.
 
@@ -385,13 +408,8 @@ def regret_by_target(runs: Sequence[Mapping[str, Any]], mode: str) -> dict[str, 
         Per target, the mean over its runs of ``|optimum - best so far| / |optimum - worst|``
         (NaN where a grid is constant), cut to the shortest run.
     """
-    _check_mode(mode)
-    curves = _curves(runs, mode)
-    opt = np.array([r["optimum"] for r in runs], dtype=np.float64)[:, None]
-    span = np.abs(opt - np.array([r["worst"] for r in runs], dtype=np.float64)[:, None])
-    regret = np.abs(opt - curves) / np.where(span > 0, span, math.nan)
     out: dict[str, list[Array]] = {}
-    for r, row in zip(runs, regret, strict=True):
+    for r, row in zip(runs, normalized_regret(runs, mode), strict=True):
         out.setdefault(r["target"], []).append(row)
     return {t: np.mean(rows, axis=0) for t, rows in out.items()}
 

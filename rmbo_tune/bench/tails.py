@@ -22,27 +22,18 @@ share of runs, log-scaled: the tail at a glance).
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from rmbo_tune.bench.options import positive_int, positive_int_list
-from rmbo_tune.bench.report import pyplot
+from rmbo_tune.bench.options import nonnegative_float, positive_int, positive_int_list
+from rmbo_tune.bench.report import normalized_regret, pyplot
 from rmbo_tune.bench.scoreboard import load_named
-from rmbo_tune.diagnostics import best_so_far
 from rmbo_tune.engine.types import Array
 
 __all__ = ["main", "markdown", "paired_gaps", "plot", "pooled", "summarize"]
-
-
-def _regret(run: Mapping[str, Any], mode: str) -> Array:
-    span = abs(run["optimum"] - run["worst"])
-    if not span > 0:
-        return np.full(len(run["values"]), math.nan)
-    return np.abs(run["optimum"] - best_so_far(run["values"], mode)) / span
 
 
 def paired_gaps(
@@ -78,16 +69,20 @@ def paired_gaps(
     if not all({"target", "seed", "worst"} <= set(r) for rs in runs.values() for r in rs):
         raise ValueError("runs carry no target, seed or worst value: not a tabular benchmark")
     mode = doc["mode"]
-    base = {(r["target"], r["seed"]): _regret(r, mode) for r in runs[baseline]}
+    base_rows = normalized_regret(runs[baseline], mode)
+    base = {
+        (r["target"], r["seed"]): row for r, row in zip(runs[baseline], base_rows, strict=True)
+    }
     out: dict[str, dict[int, Array]] = {}
     for method, rs in runs.items():
         if method == baseline or not rs:
             continue
+        rows = normalized_regret(rs, mode)
         keys = [(r["target"], r["seed"]) for r in rs]
-        pairs = [(_regret(r, mode), base[k]) for r, k in zip(rs, keys, strict=True) if k in base]
+        pairs = [(row, base[k]) for row, k in zip(rows, keys, strict=True) if k in base]
         if not pairs:
             raise ValueError(f"{method!r} shares no (target, seed) with {baseline!r}")
-        length = min(min(len(a), len(b)) for a, b in pairs)
+        length = min(rows.shape[1], base_rows.shape[1])
         gaps = np.array([a[:length] - b[:length] for a, b in pairs])
         out[method] = {}
         for h in horizons:
@@ -130,10 +125,13 @@ def markdown(
     baseline: str,
     reference: str,
     tolerance: float = 0.0,
+    horizons: Sequence[int] | None = None,
 ) -> str:
-    """The pooled table per horizon, then ``reference``'s figures grid by grid."""
+    """The pooled table per horizon (``horizons``, default every one the grids have), then
+    ``reference``'s figures grid by grid."""
     pool = pooled(grids)
-    horizons = sorted({h for per in pool.values() for h in per})
+    have = {h for per in pool.values() for h in per}
+    horizons = sorted(have if horizons is None else have.intersection(horizons))
     head = "| method | runs | behind | ahead | mean | p99 | worst |\n|---|---|---|---|---|---|---|"
     tol = f" by more than {tolerance:g}" if tolerance > 0 else ""
     parts = [
@@ -200,13 +198,6 @@ def plot(
     return out
 
 
-def _non_negative(text: str) -> float:
-    value = float(text)
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
-    return value
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     """Command-line entry point (``rmbo-tune bench tails``).
 
@@ -225,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--reference", default="rm-gp-ucb", help="method shown grid by grid")
     p.add_argument("--horizons", type=positive_int_list, default=[10, 25, 50], help="10,25,50")
     p.add_argument("--plot-horizon", type=positive_int, default=25, help="25")
-    p.add_argument("--tolerance", type=_non_negative, default=0.0, help="0")
+    p.add_argument("--tolerance", type=nonnegative_float, default=0.0, help="0")
     p.add_argument("--out", default="bench-results/tails")
     a = p.parse_args(argv)
     grids: dict[str, dict[str, dict[int, Array]]] = {}
@@ -234,15 +225,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             grids[name] = paired_gaps(doc, a.baseline, sorted({*a.horizons, a.plot_horizon}))
         except ValueError as exc:
             p.error(f"{path}: {exc}")
-    text = markdown(
-        {
-            n: {m: {h: v for h, v in per.items() if h in a.horizons} for m, per in g.items()}
-            for n, g in grids.items()
-        },
-        a.baseline,
-        a.reference,
-        a.tolerance,
-    )
+    text = markdown(grids, a.baseline, a.reference, a.tolerance, a.horizons)
     folder = Path(a.out)
     folder.mkdir(parents=True, exist_ok=True)
     md = folder / "tails.md"

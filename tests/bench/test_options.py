@@ -43,6 +43,17 @@ def test_count_arguments_refuse_zero_negative_and_non_integers() -> None:
         positive_int("2.5")
 
 
+def test_tolerances_are_numbers_at_least_zero() -> None:
+    import argparse
+
+    from rmbo_tune.bench.options import nonnegative_float
+
+    assert nonnegative_float("0") == 0.0 and nonnegative_float("0.01") == 0.01
+    for bad in ("-0.1", "nan"):
+        with pytest.raises(argparse.ArgumentTypeError, match="expected a number >= 0"):
+            nonnegative_float(bad)
+
+
 def test_integer_lists_are_comma_separated_counts() -> None:
     import argparse
 
