@@ -2,8 +2,8 @@
 
 ``rmbo-tune bench tabular --data DIR --mode min`` (or ``python -m rmbo_tune.bench.tabular``);
 ``rmbo-tune bench tabular --suite svm`` (or ``hgb``, ``rf``, ``knn``, ``logreg``, ``sgd``,
-``tree``, ``mlp``, ``svc``, ``ada``) runs a meta-dataset shipped with the package
-(``rmbo_tune/bench/data``) with the paper's protocol as defaults.
+``tree``, ``mlp``, ``svc``, ``ada``, ``boost2d``, ``svc2d``, ``lcdb``) runs a meta-dataset
+shipped with the package (``rmbo_tune/bench/data``) with the paper's protocol as defaults.
 
 Data format
 -----------
@@ -190,6 +190,14 @@ SUITES: dict[str, dict[str, str]] = {
         "about": "neural-network regression grid (96 configs x 21 datasets, one categorical "
         "column, error minimized; rmbo_tune.bench.make_mlp_grid)",
     },
+    "lcdb": {
+        "folder": "lcdb-learners",
+        "log_columns": "",
+        "budget": "19",
+        "about": "choice of learner from the Learning Curve Database (19 configs x 146 "
+        "OpenML datasets, one categorical column, budget 19; "
+        "rmbo_tune.bench.make_lcdb_grid)",
+    },
 }
 
 
@@ -228,7 +236,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--ignore-columns", default="", help="comma-separated columns to drop")
     p.add_argument("--targets", default="", help="comma-separated target tasks (default: all)")
     p.add_argument("--methods", default=",".join(METHODS), help=f"from {','.join(METHODS)}")
-    p.add_argument("--budget", type=positive_int, default=None, help="default 30 (suite: 50)")
+    p.add_argument(
+        "--budget", type=positive_int, default=None, help="default 30 (suite: 50; lcdb: 19)"
+    )
     p.add_argument(
         "--seeds", type=positive_int, default=None, help="per target and method (5; suite 3)"
     )
@@ -329,7 +339,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         a.data, a.mode = str(DATA_DIR / suite["folder"]), a.mode or suite.get("mode", "max")
         a.log_columns = a.log_columns or suite["log_columns"]
         a.meta_samples = 50 if a.meta_samples is None else a.meta_samples
-        a.budget = 50 if a.budget is None else a.budget
+        a.budget = int(suite.get("budget", "50")) if a.budget is None else a.budget
         a.seeds = 3 if a.seeds is None else a.seeds
         if a.out == "bench-results/tabular":
             a.out = f"bench-results/tabular-{a.suite}"

@@ -48,7 +48,7 @@ def shipped_suite(name: str) -> TabularBenchmark:
     return load_tabular(
         tabular.DATA_DIR / suite["folder"],
         mode=suite.get("mode", "max"),
-        log_columns=suite["log_columns"].split(","),
+        log_columns=[c for c in suite["log_columns"].split(",") if c],
     )
 
 
