@@ -182,7 +182,7 @@ def plot(
 ) -> Path:
     """Heat map of the paired difference in standard errors, one cell per benchmark and
     horizon, annotated with the difference (and, without ``title``, the strongest other
-    method).
+    method); a horizon beyond a benchmark's runs is a blank cell marked "beyond budget".
 
     Parameters
     ----------
@@ -210,6 +210,8 @@ def plot(
         for j, h in enumerate(horizons):
             row = boards[name].get(h)
             if row is None:
+                # The benchmark's runs are shorter than this horizon.
+                ax.text(j, i, "beyond budget", ha="center", va="center", fontsize=7, color="0.5")
                 continue
             se = row["se"] if row["se"] > 0 else math.inf
             z[i, j] = np.clip(row["diff"] / se, -3.0, 3.0) if math.isfinite(se) else 0.0

@@ -81,3 +81,23 @@ def test_command_writes_the_tables_and_the_picture(tmp_path, capsys) -> None:
     with pytest.raises(SystemExit):
         scoreboard.main([str(src), "--reference", "nope", "--out", str(out)])
     assert "'nope' has no runs" in capsys.readouterr().err
+
+
+def test_the_picture_marks_a_horizon_beyond_a_benchmarks_runs(tmp_path, monkeypatch) -> None:
+    axes = pytest.importorskip("matplotlib.axes")
+    texts: list[str] = []
+    original = axes.Axes.text
+
+    def record(self, x, y, s, *args, **kwargs):
+        texts.append(s)
+        return original(self, x, y, s, *args, **kwargs)
+
+    monkeypatch.setattr(axes.Axes, "text", record)
+    short = _doc(ref=[_run("a", [0.5])], other=[_run("a", [0.7])])
+    boards = {
+        "long": scoreboard.compare(DOC, "ref", [1, 2]),
+        "short": scoreboard.compare(short, "ref", [1, 2]),
+    }
+    path = scoreboard.plot(boards, "ref", tmp_path / "board.png")
+    assert path.stat().st_size > 0
+    assert texts.count("beyond budget") == 1
