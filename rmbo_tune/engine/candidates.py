@@ -226,6 +226,44 @@ def fixed_candidates(
     return np.unique(project(np.vstack(fixed)), axis=0)
 
 
+def onehot_groups(points: Array) -> tuple[tuple[int, ...], ...]:
+    """The groups of columns that encode one categorical parameter one-hot in ``points``.
+
+    A group is a set of at least two columns, each 0 or 1 in every row and each 1 in some
+    row, with exactly one 1 among them in every row. They are found as the connected sets
+    of columns no two of which are 1 in the same row, kept where every row sums to one
+    over the set; two binary parameters of their own are 1 together somewhere in a grid or
+    a space-filling set, so they are not taken for one.
+    """
+    P = np.asarray(points, dtype=np.float64)
+    if P.ndim != 2 or len(P) < 2:
+        return ()
+    binary = np.flatnonzero(np.all((P == 0.0) | (P == 1.0), axis=0) & np.any(P == 1.0, axis=0))
+    if len(binary) < 2:
+        return ()
+    B = P[:, binary]
+    exclusive = (B.T @ B) == 0.0  # never 1 in the same row
+    parent = list(range(len(binary)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for a, b in zip(*np.nonzero(np.triu(exclusive, 1)), strict=True):
+        parent[root(int(a))] = root(int(b))
+    members: dict[int, list[int]] = {}
+    for i in range(len(binary)):
+        members.setdefault(root(i), []).append(i)
+    groups = [
+        tuple(int(binary[i]) for i in group)
+        for group in members.values()
+        if len(group) >= 2 and np.all(B[:, group].sum(axis=1) == 1.0)
+    ]
+    return tuple(sorted(groups))
+
+
 def warm_start_points(
     tasks: Sequence[tuple[Array, Array]],
     meta: MetaTaskModels,

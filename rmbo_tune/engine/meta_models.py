@@ -358,6 +358,12 @@ def _recorded(unrecorded: Sequence[Mask] | None, i: int, dim: int) -> Mask:
     return np.logical_not(np.asarray(unrecorded[i], dtype=bool))
 
 
+def _recorded_groups(tied: Sequence[Sequence[int]], cols: Mask) -> list[list[int]]:
+    """The groups of ``tied`` whose columns ``cols`` all keeps, renumbered among them."""
+    index = np.cumsum(cols) - 1
+    return [[int(index[j]) for j in group] for group in tied if np.all(cols[list(group)])]
+
+
 def spacing_evidence(
     tasks: list[tuple[Array, Array]],
     spaced: Callable[[Array], Array],
@@ -445,6 +451,7 @@ def fit_meta_models(
     rng: np.random.Generator | None,
     prior: LogNormalPrior | None,
     unrecorded: Sequence[Mask] | None = None,
+    tied: Sequence[Sequence[int]] = (),
 ) -> tuple[MetaTaskModels, list[GPHyperparameters], tuple[float, float] | None]:
     """Fit one GP per meta-task and put them on one output scale.
 
@@ -466,6 +473,10 @@ def fit_meta_models(
         Per task, the columns it did not record
         (:func:`~rmbo_tune.engine.candidates.check_meta_tasks`): its GP is fitted on the
         others and constant along these (``GPHyperparameters.expanded``).
+    tied : sequence of sequences of int
+        Groups of columns whose length scales are one parameter
+        (:class:`~rmbo_tune.engine.gp.likelihood.Tying`); each task fits the groups it
+        recorded in full.
 
     Returns
     -------
@@ -501,6 +512,7 @@ def fit_meta_models(
             noise_floor=options.noise_floor,
             prior=None if prior is None else prior.restricted(cols),
             promising_restarts_only=len(X) > ALWAYS_RESTART_ROWS,
+            tied=_recorded_groups(tied, cols),
         )
         if not cols.all():
             gp = ScaledGP.from_hyper(X, y, gp.hyper.expanded(cols), kind=options.kernel)

@@ -186,8 +186,16 @@ class MetaBO:
         self._uses_meta = len(tasks) > 0
         self._meta_data = tasks
         prior = LogNormalPrior.default(dim) if opt.hyper_prior else None
+        if candidates is not None:
+            self._fixed = candidates
+        else:
+            self._fixed = cand.fixed_candidates(
+                dim, opt.n_candidates, seeds["sobol"], tasks, self.project
+            )
+        # A categorical parameter's one-hot columns, as the candidates show them.
+        tied = cand.onehot_groups(self._fixed) if opt.onehot_lengthscales == "group" else ()
         self.meta, self._meta_hypers, meta_scale = fit_meta_models(
-            tasks, list(hypers), opt, rng, prior, unrecorded
+            tasks, list(hypers), opt, rng, prior, unrecorded, tied
         )
         # input_warp="tasks": the tasks' warp is fitted before the target's first fit (not
         # here, so that it does not lengthen the build) unless ``task_warp`` gives it.
@@ -201,12 +209,6 @@ class MetaBO:
             learn_weights=opt.learn_weights,
             nu_floor=opt.nu_floor,
         )
-        if candidates is not None:
-            self._fixed = candidates
-        else:
-            self._fixed = cand.fixed_candidates(
-                dim, opt.n_candidates, seeds["sobol"], tasks, self.project
-            )
         # Points where the target posterior is maintained incrementally: the fixed
         # candidates and, for the "bound" gaps of RM-GP-UCB / RM-GP-TS, the meta-tasks' inputs.
         bound_gaps = self._uses_meta and self._method.robust and opt.gap_estimate == "bound"
@@ -219,6 +221,7 @@ class MetaBO:
             meta_scale=meta_scale,
             cached_points=cached,
             n_fixed=len(self._fixed),
+            tied=tied,
         )
         self._warm = None
         if method == "warm-start" and tasks:

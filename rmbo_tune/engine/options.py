@@ -125,6 +125,13 @@ class MetaBOOptions:
         column in ranks. "none": the coordinates as given (the paper). Suggestions and
         :attr:`MetaBO.X` stay in the caller's coordinates; methods without meta-tasks and
         searches without candidates take the coordinates.
+    onehot_lengthscales : {"column", "group"}
+        The length scales of a categorical parameter's one-hot columns (found in the
+        candidates, :func:`~rmbo_tune.engine.candidates.onehot_groups`). "column"
+        (default): one per column, so two categories are as far apart as their columns'
+        length scales make them. "group": one per parameter, every two categories equally
+        far apart (:class:`~rmbo_tune.engine.gp.likelihood.Tying`), in the meta-task GPs
+        and the target's.
     target_warp : {"rank", "none"}
         Fit the target GP to the normal scores of its observations (from the third on)
         instead of the values: plateaus (failed configurations at a floor) and outliers no
@@ -370,6 +377,7 @@ class MetaBOOptions:
     probe_after: int = 1
     repeat_escalations: int = 4
     grid_levels: str = "tasks"
+    onehot_lengthscales: str = "column"
     target_warp: str = "rank"
     input_warp: int | str | None = "tasks"
     meta_basis_nu: float = 0.05
@@ -416,6 +424,7 @@ class MetaBOOptions:
             "probe_point": ("gain", "smoothed", "informative", "lowest"),
             "meta_term": ("auto", "mean", "improvement", "taf"),
             "grid_levels": ("tasks", "all", "none"),
+            "onehot_lengthscales": ("column", "group"),
         }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:

@@ -114,8 +114,12 @@ class LogNormalPrior:
         )
         return loc, scale
 
-    def log_density(self, theta: Array) -> tuple[float, Array]:
-        """Log prior density of ``theta`` (up to a constant) and its gradient."""
+    def log_density(self, theta: Array, weights: Array | None = None) -> tuple[float, Array]:
+        """Log prior density of ``theta`` (up to a constant) and its gradient; with
+        ``weights``, each entry's term multiplied by its weight (length scales tied in
+        groups, each member weighing ``1 / group size``)."""
         loc, scale = self._loc_scale(len(theta) - 2)
         z = (theta - loc) / scale
-        return -0.5 * float(z @ z), -z / scale
+        if weights is None:
+            return -0.5 * float(z @ z), -z / scale
+        return -0.5 * float((weights * z) @ z), -weights * z / scale

@@ -8,6 +8,8 @@ row per observation between hyperparameter refits (:class:`FixedPointFactor`), s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from rmbo_tune.engine.gp import (
@@ -85,6 +87,9 @@ class TargetModel:
         Points at which the posterior is maintained incrementally; the first ``n_fixed``
         are the candidates, the rest the meta-tasks' inputs.
     n_fixed : int
+    tied : sequence of sequences of int
+        Groups of columns whose length scales the fits tie (option
+        ``onehot_lengthscales="group"``).
     """
 
     def __init__(
@@ -97,8 +102,9 @@ class TargetModel:
         meta_scale: tuple[float, float] | None,
         cached_points: Array,
         n_fixed: int,
+        tied: Sequence[Sequence[int]] = (),
     ) -> None:
-        self.dim, self.options = dim, options
+        self.dim, self.options, self.tied = dim, options, tied
         self.hyper, self.prior, self.meta_scale = hyper, prior, meta_scale
         self.cached_points, self.n_fixed = cached_points, n_fixed
         # Every evaluated point in arrival order; NaN marks a failed evaluation.
@@ -254,5 +260,6 @@ class TargetModel:
             noise_floor=opt.noise_floor,
             prior=self.prior,
             warp_inputs=warps_at(opt.input_warp, t, self.prior),
+            tied=self.tied,
         )
         self._factor, self.factor_base = None, t

@@ -95,3 +95,24 @@ def test_nan_in_part_of_a_column_or_in_every_column_is_refused() -> None:
         cand.check_meta_tasks([(X, [1.0, 2.0])], 2)
     with pytest.raises(ValueError, match=r"meta_tasks\[0\] X is NaN in every column"):
         cand.check_meta_tasks([(np.full((2, 2), np.nan), [1.0, 2.0])], 2)
+
+
+def test_onehot_groups_are_the_columns_of_one_categorical_parameter() -> None:
+    # Two categoricals (3 and 2 values), a binary parameter of its own and a number, as a
+    # full grid.
+    rows = [
+        [*np.eye(3)[a], *np.eye(2)[b], flag, x]
+        for a in range(3)
+        for b in range(2)
+        for flag in (0.0, 1.0)
+        for x in (0.0, 0.5, 1.0)
+    ]
+    grid = np.array(rows)
+    assert cand.onehot_groups(grid) == ((0, 1, 2), (3, 4))
+    # A constant-zero column is no category; a set that sums to 2 is no one-hot group.
+    assert cand.onehot_groups(np.column_stack([grid, np.zeros(len(grid))])) == (
+        (0, 1, 2),
+        (3, 4),
+    )
+    assert cand.onehot_groups(np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])) == ()
+    assert cand.onehot_groups(np.array([[0.3, 0.7]])) == ()

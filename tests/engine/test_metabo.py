@@ -862,3 +862,21 @@ def test_meta_tasks_that_did_not_record_a_column_still_guide_the_search(method):
             x = opt.ask()
         restored = MetaBO.from_state_dict(json.loads(json.dumps(opt.state_dict())))
         np.testing.assert_array_equal(restored.ask(), opt.ask())
+
+
+def test_grouped_onehot_lengthscales_tie_each_categoricals_columns(rng):
+    # A categorical with four values beside a number, as a grid; the meta-tasks and the
+    # target prefer different categories by different amounts.
+    grid = np.array([[*np.eye(4)[c], x] for c in range(4) for x in np.linspace(0, 1, 9)])
+
+    def f(X, shift):
+        return X[:, :4] @ np.array([0.0, 0.3, 1.0, 0.2 + shift]) - (X[:, 4] - 0.6) ** 2
+
+    tasks = [(grid, f(grid, s) + 0.01 * rng.normal(size=len(grid))) for s in (0.0, 0.5, 0.9)]
+    for option, tied in (("column", False), ("group", True)):
+        opt = MetaBO(5, tasks, candidates=grid, seed=0, onehot_lengthscales=option)
+        for _ in range(6):
+            x = opt.ask()
+            opt.tell(x, float(f(x[None, :], 0.4)[0]))
+        hypers = [*opt._meta_hypers, opt.target.hyper]
+        assert all((np.ptp(h.lengthscales[:4]) == 0.0) == tied for h in hypers), option

@@ -72,3 +72,19 @@ def test_a_prior_restricted_to_some_columns_keeps_their_means():
     kept = centred.restricted(np.array([True, False, True]))
     np.testing.assert_allclose(kept.log_ell_loc, np.log([0.1, 0.3]))
     assert kept.log_warp_loc == (0.0, 2.0, 3.0, 5.0)
+
+
+def test_weights_scale_each_term_of_the_density_and_its_gradient(rng):
+    prior = LogNormalPrior.default(3)
+    theta = rng.normal(size=5)
+    weights = np.array([0.5, 0.5, 1.0, 1.0, 1.0])
+    _, grad = prior.log_density(theta, weights)
+    np.testing.assert_allclose(
+        grad, finite_difference(lambda t: prior.log_density(t, weights)[0], theta), rtol=1e-6
+    )
+    # Two members of a group at the same value, each at weight 1/2: one term's worth.
+    tied = theta.copy()
+    tied[1] = tied[0]
+    one = LogNormalPrior.default(3).log_density(np.delete(tied, 1))[0]
+    both = prior.log_density(tied, weights)[0]
+    assert both == pytest.approx(one)

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy import optimize
 from scipy.linalg import lapack
 
@@ -166,6 +167,60 @@ def theta_bounds(
     """
     bounds = [LOG_ELL_BOUNDS] * dim + [LOG_S2_BOUNDS, (np.log(noise_floor), np.log(MAX_NOISE))]
     return bounds + [LOG_WARP_BOUNDS] * (2 * dim if warped else 0)
+
+
+@dataclass(frozen=True)
+class Tying:
+    """Length scales that share one value: ``theta`` entries in a group are one parameter.
+
+    A categorical parameter encoded one-hot has one column per category; with a length
+    scale per column, the distance between two categories depends on which two they are,
+    so a category whose column got a short length scale is the least correlated with the
+    rest and the widest part of a confidence bound wherever it has not been observed.
+    With the group's length scales tied, every two categories are equally far apart: the
+    kernel of one length scale per categorical parameter (BoTorch's categorical kernel,
+    Optuna's GP sampler), on the same inputs.
+
+    ``position[j]`` is the index of ``theta[j]`` in the reduced vector ``phi`` that the
+    optimizer sees (``theta = phi[position]``); an untied entry is its own group.
+    """
+
+    position: NDArray[np.intp]
+
+    @classmethod
+    def of(cls, n_theta: int, groups: Sequence[Sequence[int]]) -> Tying:
+        """The tying of ``n_theta`` entries with each of ``groups`` (indices of length
+        scales, each group at least two) sharing a value."""
+        rep = np.arange(n_theta)
+        for group in groups:
+            members = np.asarray(group, dtype=np.intp)
+            if len(members) < 2 or members.min() < 0 or members.max() >= n_theta:
+                raise ValueError(f"a tied group needs two of 0..{n_theta - 1}, got {group!r}")
+            if np.any(rep[members] != members):
+                raise ValueError(f"tied groups overlap at {group!r}")
+            rep[members] = members.min()
+        return cls(np.unique(rep, return_inverse=True)[1])
+
+    @property
+    def sizes(self) -> Array:
+        """Members of each reduced entry's group (1 where untied), float."""
+        return np.bincount(self.position).astype(np.float64)
+
+    def reduce(self, theta: Array) -> Array:
+        """``phi`` from ``theta``: the mean over each group's entries."""
+        return np.bincount(self.position, weights=theta) / self.sizes
+
+    def expand(self, phi: Array) -> Array:
+        """``theta`` from ``phi``."""
+        return phi[self.position]
+
+    def gradient(self, grad_theta: Array) -> Array:
+        """The gradient with respect to ``phi``: the sum over each group's entries."""
+        return np.bincount(self.position, weights=grad_theta).astype(np.float64)
+
+    def prior_weights(self) -> Array:
+        """Per ``theta`` entry, ``1 / group size``: each group's prior counts once."""
+        return 1.0 / self.sizes[self.position]
 
 
 def squared_differences(X: Array) -> Array:
@@ -352,6 +407,7 @@ def fit_hyperparameters(
     prior: LogNormalPrior | None = None,
     promising_restarts_only: bool = False,
     warp_inputs: bool = False,
+    tied: Sequence[Sequence[int]] = (),
 ) -> GPHyperparameters:
     """Maximize the log marginal likelihood with multi-start, bounded L-BFGS-B.
 
@@ -390,6 +446,10 @@ def fit_hyperparameters(
         under ``prior``'s independent normal priors on ``log a`` and ``log b`` (at 0, the
         identity, unless it is centred elsewhere); the result has a ``warp``. False: the
         result has none.
+    tied : sequence of sequences of int
+        Groups of input dimensions whose length scales are one parameter (:class:`Tying`;
+        the columns of one one-hot categorical parameter). Each group's prior term counts
+        once; starts are averaged over each group.
 
     Returns
     -------
@@ -405,11 +465,14 @@ def fit_hyperparameters(
         first = dataclasses.replace(first, warp=np.exp(prior.log_warp_loc).reshape(2, dim))
     first = first.with_identity_warp() if warp_inputs else dataclasses.replace(first, warp=None)
     starts = [first.to_theta()]
+    tying = Tying.of(len(lo), tied)
+    # A tied group's prior counts once: each member's term weighs 1 / its group's size.
+    weights = tying.prior_weights()[: dim + 2] if tied else None
     log_prior = None
     if prior is not None:
 
         def log_prior(theta: Array) -> tuple[float, Array]:
-            lp, grad = prior.log_density(theta[: dim + 2])
+            lp, grad = prior.log_density(theta[: dim + 2], weights)
             lw, dlw = prior.log_warp_density(theta[dim + 2 :])
             return lp + lw, np.concatenate([grad, dlw])
 
@@ -429,25 +492,27 @@ def fit_hyperparameters(
     small = dim * len(X) ** 2 <= _MAX_DIFFERENCE_ELEMENTS
     D = squared_differences(X) if small and not warp_inputs else None
 
-    def objective(theta: Array) -> tuple[float, Array]:
+    def objective(phi: Array) -> tuple[float, Array]:
+        theta = tying.expand(phi)
         lml, grad = log_marginal_likelihood(theta, X, y, kind, D=D, warped=warp_inputs)
         if not np.isfinite(lml):
-            return 1e25, np.zeros_like(theta)
+            return 1e25, np.zeros_like(phi)
         if log_prior is not None:
             lp, dlp = log_prior(theta)
             lml, grad = lml + lp, grad + dlp
-        return -lml, -grad
+        return -lml, -tying.gradient(grad)
 
-    best_theta, best_val = np.clip(starts[0], lo, hi), np.inf
+    lo_phi, hi_phi = tying.reduce(lo), tying.reduce(hi)
+    best_phi, best_val = np.clip(tying.reduce(starts[0]), lo_phi, hi_phi), np.inf
     for theta0 in starts:
         res = optimize.minimize(
             objective,
-            np.clip(theta0, lo, hi),
+            np.clip(tying.reduce(theta0), lo_phi, hi_phi),
             jac=True,
             method="L-BFGS-B",
-            bounds=bounds,
+            bounds=list(zip(lo_phi, hi_phi, strict=True)),
             options={"maxiter": maxiter},
         )
         if np.isfinite(res.fun) and res.fun < best_val:
-            best_theta, best_val = res.x, float(res.fun)
-    return GPHyperparameters.from_theta(best_theta, warped=warp_inputs)
+            best_phi, best_val = res.x, float(res.fun)
+    return GPHyperparameters.from_theta(tying.expand(best_phi), warped=warp_inputs)

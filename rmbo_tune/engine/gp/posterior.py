@@ -15,6 +15,8 @@ sigma(x)^2 = s2 - ||L^{-1} k(X, x)||^2
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from scipy import linalg, stats
 
@@ -238,6 +240,7 @@ class ScaledGP:
         prior: LogNormalPrior | None = None,
         promising_restarts_only: bool = False,
         warp_inputs: bool = False,
+        tied: Sequence[Sequence[int]] = (),
     ) -> ScaledGP:
         """Standardize ``y``, fit hyperparameters by type-II ML (MAP with ``prior``) and
         build the posterior (see :func:`~rmbo_tune.engine.gp.likelihood.fit_hyperparameters`
@@ -255,6 +258,7 @@ class ScaledGP:
             prior=prior,
             promising_restarts_only=promising_restarts_only,
             warp_inputs=warp_inputs,
+            tied=tied,
         )
         return cls(GaussianProcess(X, z, hyper, kind=kind, mean=0.0), loc, scale)
 

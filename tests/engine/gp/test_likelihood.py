@@ -187,3 +187,36 @@ def test_hyperparameters_of_the_recorded_columns_expand_to_a_kernel_constant_els
     assert full.to_dict()["lengthscales"][1] == likelihood.UNRECORDED_LENGTHSCALE  # JSON
     back = GPHyperparameters.from_dict(full.to_dict())
     np.testing.assert_array_equal(back.lengthscales, full.lengthscales)
+
+
+def test_tying_maps_between_theta_and_its_groups():
+    tying = likelihood.Tying.of(6, [[1, 3], [0, 2]])
+    theta = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    phi = tying.reduce(theta)
+    np.testing.assert_allclose(phi, [2.0, 3.0, 5.0, 6.0])  # group means, then untied
+    np.testing.assert_allclose(tying.expand(phi), [2.0, 3.0, 2.0, 3.0, 5.0, 6.0])
+    np.testing.assert_allclose(tying.gradient(np.ones(6)), [2.0, 2.0, 1.0, 1.0])
+    np.testing.assert_allclose(tying.prior_weights(), [0.5, 0.5, 0.5, 0.5, 1.0, 1.0])
+    with pytest.raises(ValueError, match="overlap"):
+        likelihood.Tying.of(6, [[1, 3], [3, 4]])
+    with pytest.raises(ValueError, match=r"two of 0\.\.5"):
+        likelihood.Tying.of(6, [[1, 9]])
+
+
+def test_a_tied_fit_gives_a_group_one_length_scale_and_keeps_the_others(rng):
+    # Three one-hot columns (a categorical with three values) beside a numeric one.
+    cat = rng.integers(3, size=40)
+    X = np.column_stack([np.eye(3)[cat], rng.uniform(size=40)])
+    y = np.array([0.0, 1.0, 1.2])[cat] + np.sin(6 * X[:, 3])
+    y = (y - y.mean()) / y.std()
+    free = fit_hyperparameters(X, y, kind="matern52", rng=rng, n_restarts=2)
+    tied = fit_hyperparameters(X, y, kind="matern52", rng=rng, n_restarts=2, tied=[[0, 1, 2]])
+    assert np.ptp(free.lengthscales[:3]) > 0.1  # column by column they differ
+    assert np.ptp(tied.lengthscales[:3]) == 0.0
+    theta = tied.to_theta()
+    # A local optimum in the tied parameters: the gradient summed over the group vanishes,
+    # and so does every other one not held at a bound (the noise at its floor, say).
+    _, grad = log_marginal_likelihood(theta, X, y, "matern52")
+    lo, hi = np.array(likelihood.theta_bounds(4, 1e-6)).T
+    inside = (theta[3:] > lo[3:] + 1e-6) & (theta[3:] < hi[3:] - 1e-6)
+    assert abs(grad[:3].sum()) < 1e-3 and np.all(np.abs(grad[3:][inside]) < 1e-3)
