@@ -6,11 +6,12 @@ it (:class:`TimedLimiter` around a :class:`~ray.tune.search.Searcher`,
 :class:`TimedVariantGenerator` for Tune's random search).
 
 Methods (:data:`METHODS`): the engine's ``rm-gp-ucb``, ``rm-gp-ts``, ``gp-ucb``, ``rgpe``,
-``taf``, ``warm-start``, ``random`` (all through :class:`~rmbo_tune.RMBOSearcher`), Tune's
-``BasicVariantGenerator`` (``tune-random``) and ``OptunaSearch`` (``optuna``, TPE, and
-``optuna-warm``, TPE with the configs of :func:`warm_start_configs` enqueued; only when optuna
-is installed) and ``TuneBOHB`` (``bohb``, beside ``HyperBandForBOHB`` only; it needs
-``hpbandster`` and ``ConfigSpace``, which the project does not install).
+``taf``, ``warm-start``, ``portfolio``, ``random`` (all through
+:class:`~rmbo_tune.RMBOSearcher`), Tune's ``BasicVariantGenerator`` (``tune-random``) and
+``OptunaSearch`` (``optuna``, TPE, and ``optuna-warm``, TPE with the configs of
+:func:`warm_start_configs` enqueued; only when optuna is installed) and ``TuneBOHB`` (``bohb``,
+beside ``HyperBandForBOHB`` only; it needs ``hpbandster`` and ``ConfigSpace``, which the
+project does not install).
 """
 
 from __future__ import annotations

@@ -51,6 +51,7 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "rm-gp-ucb-beta1": ("rm-gp-ucb", {"beta_scale": 1.0}),
     "gp-ucb-beta1": ("gp-ucb", {"beta_scale": 1.0}),
     "warm-start": ("warm-start", {}),
+    "portfolio": ("portfolio", {}),
     "rgpe": ("rgpe", {}),
     "taf": ("taf", {}),
     "random": ("random", {}),

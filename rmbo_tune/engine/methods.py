@@ -255,6 +255,8 @@ REGISTRY: dict[str, Method] = {
     "taf": Method(uses_meta=True, robust=False, build=_taf, cold=_gp_ucb),
     # The meta-tasks' best inputs first (MetaBO's initial design), then GP-UCB.
     "warm-start": Method(uses_meta=True, robust=False, build=_gp_ucb),
+    # A greedy portfolio of the meta-tasks' inputs (or the candidates) first, then GP-UCB.
+    "portfolio": Method(uses_meta=True, robust=False, build=_gp_ucb),
     "random": Method(uses_meta=False, robust=False, build=None),
 }
 METHODS = tuple(REGISTRY)

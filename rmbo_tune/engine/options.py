@@ -275,8 +275,8 @@ class MetaBOOptions:
         nu below this becomes 0: the meta-tasks no longer count and gaps are not computed.
     n_initial : int or None
         Space-filling points before the model is used. None: 0 when meta-tasks guide the
-        search, the meta-tasks' best points (at most 10) for ``warm-start``, otherwise
-        ``clip(dim + 1, 2, 5)``.
+        search, the meta-tasks' best points (at most 10) for ``warm-start``, a greedy
+        portfolio of them (at most 10) for ``portfolio``, otherwise ``clip(dim + 1, 2, 5)``.
     min_fit_observations : int
         Target observations needed before the target GP's hyperparameters are fitted; until
         then it uses the median of the meta-task GPs' hyperparameters (or neutral defaults).

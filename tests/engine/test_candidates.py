@@ -116,3 +116,45 @@ def test_onehot_groups_are_the_columns_of_one_categorical_parameter() -> None:
     )
     assert cand.onehot_groups(np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])) == ()
     assert cand.onehot_groups(np.array([[0.3, 0.7]])) == ()
+
+
+def _fitted(tasks):
+    from rmbo_tune.engine.meta_models import fit_meta_models
+    from rmbo_tune.engine.options import MetaBOOptions
+
+    rng = np.random.default_rng(0)
+    return fit_meta_models(tasks, [None] * len(tasks), MetaBOOptions(), rng, None)[0]
+
+
+def test_range_values_put_a_task_back_on_its_own_observed_range() -> None:
+    X = np.linspace(0.0, 1.0, 12)[:, None]
+    # one task far from normal: a plateau and one failure far below it
+    y = np.where(X[:, 0] > 0.05, 0.9 + 0.01 * X[:, 0], 0.1)
+    values = cand.range_values([(X, y)], _fitted([(X, y)]), X)
+    assert values.shape == (1, 12)
+    assert values.min() >= 0.0 and values.max() <= 1.0
+    # the order is kept, and the plateau sits near the top of the range, as in y itself
+    assert np.all(np.diff(values[0, 1:]) >= -1e-9)
+    assert values[0, 0] < 0.1 and values[0, 1:].min() > 0.8
+
+
+def test_a_portfolio_covers_the_tasks_that_its_first_point_serves_badly() -> None:
+    grid = np.linspace(0.0, 1.0, 51)[:, None]
+    tasks = []
+    for best in (0.3, 0.3, 0.3, 0.8):  # three tasks agree, one is best elsewhere
+        tasks.append((grid, -np.abs(grid[:, 0] - best)))
+    meta = _fitted(tasks)
+    points = cand.portfolio_points(tasks, meta, grid, limit=3)
+    # the first is the tasks' common best; the second is not beside it but the lone task's
+    assert abs(points[0, 0] - 0.3) <= 0.04
+    assert abs(points[1, 0] - 0.8) <= 0.04
+    # the warm start ranks by the mean instead: its second point is no better for any task
+    warm = cand.warm_start_points(tasks, meta, lambda P: P)
+    assert abs(warm[0, 0] - 0.3) <= 0.04 and len(warm) == 2
+
+
+def test_a_portfolio_stops_when_no_point_raises_the_tasks_mean() -> None:
+    grid = np.linspace(0.0, 1.0, 21)[:, None]
+    tasks = [(grid, -((grid[:, 0] - 0.5) ** 2))] * 2
+    points = cand.portfolio_points(tasks, _fitted(tasks), grid)
+    assert len(points) == 1 and abs(points[0, 0] - 0.5) <= 0.05

@@ -158,9 +158,9 @@ def test_parallel_asks_are_distinct_and_spread(method):
     opt = MetaBO(1, prob.meta_tasks, method, seed=0)
     X = np.array([opt.ask() for _ in range(4)])
     d = np.abs(X[:, None, 0] - X[None, :, 0])[np.triu_indices(4, 1)]
-    # Random search makes no promise of spread, only of distinct points; the warm start
-    # evaluates the meta-tasks' best points as they are, however close.
-    spread = method not in ("random", "warm-start")
+    # Random search makes no promise of spread, only of distinct points; the warm start and
+    # the portfolio evaluate the meta-tasks' own inputs as they are, however close.
+    spread = method not in ("random", "warm-start", "portfolio")
     assert d.min() >= (0.02 if spread else 1e-6), X.ravel()
     assert opt.pending.shape == (4, 1)
 
@@ -568,6 +568,29 @@ def test_warm_start_evaluates_the_meta_tasks_best_points_first_then_gp_ucb():
     assert opt.history[-1]["branch"] == "target"
 
 
+def test_portfolio_evaluates_a_greedy_portfolio_first_then_gp_ucb():
+    grid = np.linspace(0.0, 1.0, 101)[:, None]
+    rng = np.random.default_rng(0)
+    tasks = []
+    for best in (0.3, 0.32, 0.8):
+        X = rng.random((30, 1))
+        tasks.append((np.vstack([X, [[best]]]), np.append(-np.abs(X[:, 0] - best), 0.0)))
+    opt = MetaBO(1, tasks, "portfolio", candidates=grid, seed=0)
+    first = [float(opt.ask()[0]) for _ in range(opt.n_initial)]
+    # The tasks near 0.3 are served first; the next point serves the task best at 0.8,
+    # where the warm start's ranking by the mean over the tasks takes the other 0.3 first.
+    assert abs(first[0] - 0.31) <= 0.02 and abs(first[1] - 0.8) <= 0.02, first
+    assert {r["branch"] for r in opt.history} == {"initial"}
+    for x in opt.pending:
+        opt.tell(x, 0.0)
+    opt.ask()
+    assert opt.history[-1]["branch"] == "target"
+    # In the cube, the portfolio is drawn from the inputs the tasks evaluated.
+    cube = MetaBO(1, tasks, "portfolio", seed=0)
+    x = cube.ask()
+    assert np.any(np.all(np.vstack([X for X, _ in tasks]) == x, axis=1))
+
+
 def test_paper_variant_sets_the_papers_options_unless_given():
     opt = MetaBO(2, [], "gp-ucb", variant="paper", beta_scale=0.5)
     assert opt.options.gap_estimate == "bound" and opt.options.output_scaling == "shared"
@@ -835,7 +858,9 @@ def test_the_tasks_warp_needs_a_prior_and_agreeing_tasks():
     assert two.target.hyper.warp is None and two.target.prior.log_warp_loc is None
 
 
-@pytest.mark.parametrize("method", ["rm-gp-ucb", "rm-gp-ts", "rgpe", "taf", "warm-start"])
+@pytest.mark.parametrize(
+    "method", ["rm-gp-ucb", "rm-gp-ts", "rgpe", "taf", "warm-start", "portfolio"]
+)
 def test_meta_tasks_that_did_not_record_a_column_still_guide_the_search(method):
     # The earlier experiments searched x0 and x2 (a bowl peaked at 0.3) and left x1 out:
     # their column is NaN. The first suggestion is near their peak in x0 and x2; after the
