@@ -276,7 +276,8 @@ class MetaBOOptions:
     n_initial : int or None
         Space-filling points before the model is used. None: 0 when meta-tasks guide the
         search, the meta-tasks' best points (at most 10) for ``warm-start``, a greedy
-        portfolio of them (at most 10) for ``portfolio``, otherwise ``clip(dim + 1, 2, 5)``.
+        portfolio of the candidates or the tasks' inputs (at most 10) for ``portfolio``,
+        otherwise ``clip(dim + 1, 2, 5)``.
     min_fit_observations : int
         Target observations needed before the target GP's hyperparameters are fitted; until
         then it uses the median of the meta-task GPs' hyperparameters (or neutral defaults).
