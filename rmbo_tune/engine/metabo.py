@@ -226,11 +226,12 @@ class MetaBO:
         self._warm = None
         if method == "warm-start" and tasks:
             self._warm = cand.warm_start_points(tasks, self.meta, self.project)
-        elif method == "portfolio" and tasks:
+        elif tasks and (method == "portfolio" or (self._method.robust and opt.portfolio_start)):
             pool = candidates
             if pool is None:  # the inputs the earlier tasks evaluated
                 pool = np.unique(self.project(np.vstack([X for X, _ in tasks])), axis=0)
-            self._warm = cand.portfolio_points(tasks, self.meta, pool)
+            limit = cand.WARM_START_POINTS if method == "portfolio" else opt.portfolio_start
+            self._warm = cand.portfolio_points(tasks, self.meta, pool, limit)
         if opt.n_initial is not None:
             self.n_initial = opt.n_initial
         elif self._warm is not None:

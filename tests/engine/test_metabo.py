@@ -591,6 +591,25 @@ def test_portfolio_evaluates_a_greedy_portfolio_first_then_gp_ucb():
     assert np.any(np.all(np.vstack([X for X, _ in tasks]) == x, axis=1))
 
 
+def test_portfolio_start_evaluates_the_portfolios_first_points_before_the_acquisition():
+    grid = np.linspace(0.0, 1.0, 101)[:, None]
+    rng = np.random.default_rng(0)
+    tasks = []
+    for best in (0.3, 0.32, 0.8):
+        X = rng.random((30, 1))
+        tasks.append((np.vstack([X, [[best]]]), np.append(-np.abs(X[:, 0] - best), 0.0)))
+    portfolio = MetaBO(1, tasks, "portfolio", candidates=grid, seed=0)
+    expected = [float(portfolio.ask()[0]) for _ in range(2)]
+    opt = MetaBO(1, tasks, "rm-gp-ucb", candidates=grid, seed=0, portfolio_start=2)
+    for k in range(4):
+        x = opt.ask()
+        if k < 2:
+            assert float(x[0]) == expected[k]
+        opt.tell(x, -abs(float(x[0]) - 0.8))
+    # no probe: its turn fell inside the portfolio
+    assert [r["branch"] for r in opt.history] == ["initial", "initial", "combined", "combined"]
+
+
 def test_paper_variant_sets_the_papers_options_unless_given():
     opt = MetaBO(2, [], "gp-ucb", variant="paper", beta_scale=0.5)
     assert opt.options.gap_estimate == "bound" and opt.options.output_scaling == "shared"

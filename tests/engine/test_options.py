@@ -69,6 +69,7 @@ def test_paper_variant_is_the_papers_practice():
         ({"ts_early_basis": "yes"}, "ts_early_basis must be True or False"),
         ({"meta_prior_mean": 1}, "meta_prior_mean must be True, False or None"),
         ({"probe_after": 0}, "probe_after must be an integer >= 1, got 0"),
+        ({"portfolio_start": -1}, "portfolio_start must be an integer >= 0, got -1"),
         ({"probe_point": "worst"}, "probe_point must be one of"),
         ({"meta_term": "ei"}, "meta_term must be one of"),
         ({"repeat_escalations": -1}, "repeat_escalations must be an integer >= 0, got -1"),
