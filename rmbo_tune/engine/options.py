@@ -98,9 +98,10 @@ class MetaBOOptions:
         confirm the tasks, at the price of the targets the contest misses.
     portfolio_start : int
         RM-GP-UCB / RM-GP-TS evaluate the first ``portfolio_start`` points of the greedy
-        portfolio (method ``portfolio``, :func:`~rmbo_tune.engine.candidates.portfolio_points`)
-        before their acquisition; the probe's turn then falls inside them and it is not spent.
-        0 (default) starts with the acquisition. With 3 (3 seeds, paired,
+        portfolio (method ``portfolio``,
+        :func:`~rmbo_tune.engine.candidates.portfolio_points`) before their acquisition;
+        with more of them than ``probe_after``, the probe's turn falls inside them and it is
+        not spent. 0 (default) starts with the acquisition. With 3 (3 seeds, paired,
         ``docs/benchmarks.md``, "A greedy portfolio"): SVM at 10 0.0097 against 0.016,
         choice of learner at 5 0.014 against 0.024, logistic regression at 10 0.021 against
         0.035; RBF SVMs and decision trees behind at every horizon to 25 (trees at 5 0.054
