@@ -550,13 +550,20 @@ def test_probe_makes_a_misleading_task_lose_nu_at_once():
     assert opt.nu == pytest.approx(0.7 * 3.0**-0.7)  # one wrongly ordered pair: gap 3
 
 
-def test_warm_start_evaluates_the_meta_tasks_best_points_first_then_gp_ucb():
-    grid = np.linspace(0.0, 1.0, 101)[:, None]
+def _peaked_tasks(profile):
+    """Three meta-tasks of 31 points, best at 0.3, 0.32 and 0.8 (observed there exactly),
+    falling away from it as ``profile`` of the distance."""
     rng = np.random.default_rng(0)
     tasks = []
     for best in (0.3, 0.32, 0.8):
         X = rng.random((30, 1))
-        tasks.append((np.vstack([X, [[best]]]), np.append(-((X[:, 0] - best) ** 2), 0.0)))
+        tasks.append((np.vstack([X, [[best]]]), np.append(-profile(X[:, 0] - best), 0.0)))
+    return tasks
+
+
+def test_warm_start_evaluates_the_meta_tasks_best_points_first_then_gp_ucb():
+    grid = np.linspace(0.0, 1.0, 101)[:, None]
+    tasks = _peaked_tasks(np.square)
     opt = MetaBO(1, tasks, "warm-start", candidates=grid, seed=0)
     first = [float(opt.ask()[0]) for _ in range(3)]
     # Ranked by the mean prediction over all tasks: the two near 0.3 agree, 0.8 is alone.
@@ -570,11 +577,7 @@ def test_warm_start_evaluates_the_meta_tasks_best_points_first_then_gp_ucb():
 
 def test_portfolio_evaluates_a_greedy_portfolio_first_then_gp_ucb():
     grid = np.linspace(0.0, 1.0, 101)[:, None]
-    rng = np.random.default_rng(0)
-    tasks = []
-    for best in (0.3, 0.32, 0.8):
-        X = rng.random((30, 1))
-        tasks.append((np.vstack([X, [[best]]]), np.append(-np.abs(X[:, 0] - best), 0.0)))
+    tasks = _peaked_tasks(np.abs)
     opt = MetaBO(1, tasks, "portfolio", candidates=grid, seed=0)
     first = [float(opt.ask()[0]) for _ in range(opt.n_initial)]
     # The tasks near 0.3 are served first; the next point serves the task best at 0.8,
@@ -593,11 +596,7 @@ def test_portfolio_evaluates_a_greedy_portfolio_first_then_gp_ucb():
 
 def test_portfolio_start_evaluates_the_portfolios_first_points_before_the_acquisition():
     grid = np.linspace(0.0, 1.0, 101)[:, None]
-    rng = np.random.default_rng(0)
-    tasks = []
-    for best in (0.3, 0.32, 0.8):
-        X = rng.random((30, 1))
-        tasks.append((np.vstack([X, [[best]]]), np.append(-np.abs(X[:, 0] - best), 0.0)))
+    tasks = _peaked_tasks(np.abs)
     portfolio = MetaBO(1, tasks, "portfolio", candidates=grid, seed=0)
     expected = [float(portfolio.ask()[0]) for _ in range(2)]
     opt = MetaBO(1, tasks, "rm-gp-ucb", candidates=grid, seed=0, portfolio_start=2)
