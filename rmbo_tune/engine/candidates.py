@@ -288,10 +288,10 @@ def range_values(tasks: Sequence[tuple[Array, Array]], meta: MetaTaskModels, X: 
     to it. On this scale a configuration's worth is what the normalized regret measures.
     """
     mu = meta.predict(X)[0]
-    own = meta.predict(meta.X_all)[0][meta.task_index, np.arange(len(meta.task_index))]
     out = np.empty_like(mu)
-    for i, (_, y) in enumerate(tasks):
-        fitted = np.sort(own[meta.task_index == i])
+    for i, ((_, y), model) in enumerate(zip(tasks, meta.models, strict=True)):
+        # each task's own GP at its own (possibly thinned) inputs: not every task at all
+        fitted = np.sort(model.predict(model.gp.X)[0])
         q = (np.arange(len(fitted)) + 0.5) / len(fitted)
         levels = np.quantile(y, q, method="inverted_cdf")  # sorted y when none was thinned
         spread = max(float(np.ptp(y)), 1e-12)

@@ -7,7 +7,9 @@ import pytest
 
 from rmbo_tune.engine import SearchSpaceExhausted
 from rmbo_tune.engine import candidates as cand
+from rmbo_tune.engine.meta_models import fit_meta_models
 from rmbo_tune.engine.optimize import identity
+from rmbo_tune.engine.options import MetaBOOptions
 
 
 def test_points_outside_the_cube_are_refused_and_rounding_is_clipped() -> None:
@@ -119,9 +121,6 @@ def test_onehot_groups_are_the_columns_of_one_categorical_parameter() -> None:
 
 
 def _fitted(tasks):
-    from rmbo_tune.engine.meta_models import fit_meta_models
-    from rmbo_tune.engine.options import MetaBOOptions
-
     rng = np.random.default_rng(0)
     return fit_meta_models(tasks, [None] * len(tasks), MetaBOOptions(), rng, None)[0]
 
