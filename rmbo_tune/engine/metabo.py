@@ -507,7 +507,9 @@ class MetaBO:
         x = None
         if build is None:
             record["branch"] = "random"
-        elif (started := t + len(self._pending) + len(self._excluded)) < self.n_initial:
+        elif (
+            started := t + len(self._pending) + len(self._excluded)
+        ) < self.n_initial and not self._start_contested():
             record["branch"] = "initial"
             x = cand.initial_point(
                 started,
@@ -642,6 +644,8 @@ class MetaBO:
         """
         if not self._probing():
             return None
+        if self._start_contested():
+            return None if self._probed() else "lowest"
         started = len(self.target.y_list) + len(self._pending)
         if started == self.options.probe_after:
             if self._mean_discordance(no_evidence=1.0) >= 0.5:
@@ -656,6 +660,30 @@ class MetaBO:
         ):
             return "lowest"
         return None
+
+    def _start_contested(self) -> bool:
+        """Whether RM-GP-UCB / RM-GP-TS leave their portfolio start (option
+        ``portfolio_start``, when it covers the probe's turn): when the observations told
+        (at least two) are ordered wrongly by at least ``MIRROR_DISCORDANCE`` of the tasks
+        on average, as after the probe, during the start or at its end, the lowest point
+        is probed instead of the next portfolio point, and no later portfolio point is
+        evaluated."""
+        opt = self.options
+        if opt.portfolio_start <= opt.probe_after or not self._method.robust:
+            return False
+        if self._warm is None or not self._probing():
+            return False
+        if self._probed():
+            return True
+        started = len(self.target.y_list) + len(self._pending) + len(self._excluded)
+        return (
+            started <= self.n_initial
+            and self._mean_discordance(no_evidence=0.0) >= MIRROR_DISCORDANCE
+        )
+
+    def _probed(self) -> bool:
+        """Whether a probe has been suggested."""
+        return any(r["branch"] == "probe" for r in self.history)
 
     def _probing(self) -> bool:
         """Whether the probe and the portfolio after it apply: option ``probe``, a robust

@@ -609,6 +609,63 @@ def test_portfolio_start_evaluates_the_portfolios_first_points_before_the_acquis
     assert [r["branch"] for r in opt.history] == ["initial", "initial", "combined", "combined"]
 
 
+def test_portfolio_start_gives_way_to_the_lowest_probe_when_the_tasks_look_mirrored():
+    grid = np.linspace(0.0, 1.0, 101)[:, None]
+    rng = np.random.default_rng(0)
+    tasks = []
+    for best in (0.3, 0.31, 0.32, 0.8):  # three agree, one is alone
+        X = np.vstack([rng.random((30, 1)), [[best]]])
+        tasks.append((X, -np.square(X[:, 0] - best)))
+
+    def run(target):
+        opt = MetaBO(1, tasks, "rm-gp-ucb", candidates=grid, seed=0, portfolio_start=3)
+        for _ in range(4):
+            x = opt.ask()
+            opt.tell(x, target(float(x[0])))
+        return opt
+
+    # The three that agree rank the portfolio's first two points the other way round from
+    # this target: the third evaluation probes the tasks' lowest point instead, and the
+    # rest of the portfolio is dropped.
+    mirrored = run(lambda x: (x - 0.31) ** 2)
+    assert [r["branch"] for r in mirrored.history] == ["initial", "initial", "probe", "combined"]
+    agrees = run(lambda x: -((x - 0.31) ** 2))
+    assert [r["branch"] for r in agrees.history] == ["initial"] * 3 + ["combined"]
+
+
+def _degenerate_meta_data():
+    """Meta-data a user's earlier experiments can leave: (name, meta-tasks) on a 3-D grid."""
+    rng = np.random.default_rng(5)
+    grid = np.round(rng.random((80, 3)), 1)
+    X = grid[:30]
+    y = -np.sum((X - 0.3) ** 2, axis=1)
+    twice = np.vstack([X, X])
+    return grid, [
+        ("constant tasks", [(X, np.zeros(30)), (X, np.full(30, 2.0))]),
+        ("one to three rows", [(X[:1], y[:1]), (X[:2], y[:2]), (X[:3], y[:3])]),
+        ("repeated rows, other values", [(twice, np.concatenate([y, y + 0.3]))] * 2),
+        ("values of 1e12 and 1e-12", [(X, 1e12 * y), (X, 1e-12 * y + 5.0)]),
+        ("many tasks of two rows", [(grid[rng.choice(80, 2)], rng.random(2)) for _ in range(60)]),
+    ]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_degenerate_meta_data_gives_valid_distinct_suggestions(method):
+    grid, cases = _degenerate_meta_data()
+    for name, tasks in cases:
+        opt = MetaBO(3, tasks, method, candidates=grid, seed=0)
+        seen = set()
+        for k in range(8):
+            x = opt.ask()
+            assert np.all(np.isfinite(x)) and np.all((x >= 0.0) & (x <= 1.0)), name
+            assert tuple(x) not in seen, name
+            seen.add(tuple(x))
+            opt.tell(x, 1.0 if k % 3 else -float(np.sum((x - 0.3) ** 2)))
+        assert 0.0 <= opt.nu <= 1.0, name
+        w = opt.meta_weights
+        assert np.all(np.isfinite(w)) and (len(w) == 0 or w.sum() == pytest.approx(1.0)), name
+
+
 def test_paper_variant_sets_the_papers_options_unless_given():
     opt = MetaBO(2, [], "gp-ucb", variant="paper", beta_scale=0.5)
     assert opt.options.gap_estimate == "bound" and opt.options.output_scaling == "shared"
