@@ -106,12 +106,13 @@ class MetaBOOptions:
         average, the tasks' lowest point is evaluated instead of the next portfolio point
         and the rest of the portfolio is dropped. 0 (default) starts with the acquisition.
         With 3 (3 seeds, paired, ``docs/benchmarks.md``, "A greedy portfolio"): SVM at 10
-        0.0097 against 0.016, choice of learner at 5 0.014 against 0.024, logistic
+        0.0096 against 0.016, choice of learner at 5 0.0145 against 0.024, logistic
         regression at 10 0.021 against 0.035; RBF SVMs and decision trees behind at every
-        horizon to 25 (trees at 5 0.054 against 0.046), SGD at 3, 10 and 25; RM-GP-TS
-        likewise. With adversarial tasks the 1-D regret area is 14.7 against 9.7 without
-        the start (GP-UCB 10.2): the portfolio's first points are chosen to serve different
-        tasks, and their comparison shows a mirror image less often than the probe's.
+        horizon to 25 (trees at 5 0.054 against 0.046), SGD at 3, 5 and 25, boosting at
+        10 and 50; RM-GP-TS likewise. With adversarial tasks the 1-D regret area is 14.7
+        against 9.7 without the start (GP-UCB 10.2): the portfolio's first points are
+        chosen to serve different tasks, and their comparison shows a mirror image less
+        often than the probe's.
     repeat_escalations : int
         When the confidence bound's best point repeats an observation (closer than 0.03 of
         the target's length scales between the unwarped inputs: a kernel correlation above
