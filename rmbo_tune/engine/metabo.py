@@ -640,7 +640,9 @@ class MetaBO:
         The first is suggestion ``probe_after + 1`` when the meta-tasks' ranking of the
         observations before it is contested. With ``probe_point="informative"`` the lowest
         point follows at once when the observations told by then (at least two) are ordered
-        wrongly by at least ``MIRROR_DISCORDANCE`` of the tasks on average.
+        wrongly by at least ``MIRROR_DISCORDANCE`` of the tasks on average. During a
+        portfolio start that covers the probe's turn, that test alone applies
+        (:meth:`_start_contested`).
         """
         if not self._probing():
             return None
