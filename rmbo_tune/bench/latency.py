@@ -18,6 +18,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
+import gc  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
 
@@ -124,6 +125,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print("|---|---|---|---|---|---|---|")
     medians = {}
     for m in a.methods:
+        gc.collect()  # the previous method's engine is garbage: not this method's time
         r = time_method(m, f, tasks, dim=a.dim, n_iter=a.iterations, seed=a.seed, options=options)
         t = 1000 * r["times"]
         medians[m] = float(np.median(t))

@@ -53,6 +53,10 @@ class MetaModels(Protocol):
         """Means and stds (M, m)."""
         ...
 
+    def means(self, Xs: Array) -> Array:
+        """Means (M, m), without the stds."""
+        ...
+
     def predict_with_grad(self, x: Array) -> tuple[Array, Array, Array, Array]:
         """Means, stds (M,) and gradients (M, d) at one point."""
         ...

@@ -273,7 +273,7 @@ def warm_start_points(
     """The warm-start baseline's first points: each meta-task's best input, ranked by its
     mean predicted value over all meta-tasks (on their common scale), at most ``limit``."""
     best = np.unique(project(np.array([X[np.argmax(y)] for X, y in tasks])), axis=0)
-    mu, _ = meta.predict(best)
+    mu = meta.means(best)
     return best[np.argsort(-mu.mean(0), kind="stable")][:limit]
 
 
@@ -287,7 +287,7 @@ def range_values(tasks: Sequence[tuple[Array, Array]], meta: MetaTaskModels, X: 
     quantiles of its observed outputs; a prediction beyond the task's own range is clipped
     to it. On this scale a configuration's worth is what the normalized regret measures.
     """
-    mu = meta.predict(X)[0]
+    mu = meta.means(X)
     out = np.empty_like(mu)
     for i, ((_, y), model) in enumerate(zip(tasks, meta.models, strict=True)):
         # each task's own GP at its own (possibly thinned) inputs: not every task at all

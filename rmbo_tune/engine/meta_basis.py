@@ -151,7 +151,7 @@ class _Basis:
 
     def at(self, X: Array) -> Array:
         """The scaled columns at ``X``: (n, C)."""
-        return self.of_means(self.meta.predict(X)[0])
+        return self.of_means(self.meta.means(X))
 
     def with_grad(self, x: Array) -> tuple[Array, Array]:
         """The scaled columns at one point (C,) and their gradients (d, C)."""

@@ -408,7 +408,7 @@ class MetaBO:
     def _gaps(self) -> Array:
         """Estimated function gaps of the meta-tasks after the latest observation."""
         if self.options.gap_estimate == "ranking":
-            mu_meta, _ = self.meta.predict(self.target.X)
+            mu_meta = self.meta.means(self.target.X)
             return ranking_gaps(mu_meta, self.y)
         n_fixed = len(self._fixed)
         mu, sigma, _ = self.target.posterior(None, with_meta_inputs=self.weight_state.active)
@@ -726,7 +726,7 @@ class MetaBO:
         """
         cache = self._meta_cache_get()
         points, pending, w = self._fixed, self._pending_points, self.meta_weights
-        gain = acq.weighted_improvement(w, cache.mu, self.meta.predict(pending)[0].max(axis=1))
+        gain = acq.weighted_improvement(w, cache.mu, self.meta.means(pending).max(axis=1))
         rho = acq.pending_radius(self.target.hyper.lengthscales)
         gain[min_distances(points / rho, pending / rho) < 1.0] = 0.0
         # Observed, pending or dropped points are never suggested.
@@ -746,7 +746,7 @@ class MetaBO:
         y = self.y
         if len(y) < 2 or np.all(y == y[0]):
             return no_evidence
-        mu, _ = self.meta.predict(self.target.X)
+        mu = self.meta.means(self.target.X)
         return float(np.mean(ranking_gaps(mu, y, scale=1.0)))
 
     def _probe_point(self, exclude: Array, lowest: bool) -> Array | None:

@@ -170,7 +170,7 @@ def _rm_gp_ucb(c: Context) -> acq.Acquisition:
     c.record["branch"] = "combined"
     incumbents, best_y = None, None
     if c.meta_term in ("improvement", "taf") and c.t > 0:
-        incumbents = c.meta.predict(c.X)[0].max(1)  # TAF-R's incumbents, as in _taf
+        incumbents = c.meta.means(c.X).max(1)  # TAF-R's incumbents, as in _taf
         if c.meta_term == "taf" and c.nu > c.options.meta_basis_nu:
             best_y = float(c.y.max())  # TAF's target term, the expected improvement
     # The committee's prior: the target GP's own kernel variance, on the engine's scale.
@@ -210,7 +210,7 @@ def _taf(c: Context) -> acq.Acquisition:
     cache = c.meta_cache()
     best: float | None
     if c.t > 0:
-        mu_t, _ = c.meta.predict(c.X)
+        mu_t = c.meta.means(c.X)
         w = baselines.taf_weights(mu_t, c.y, bandwidth=c.options.taf_bandwidth)
         inc, best = mu_t.max(1), float(c.y.max())
     else:

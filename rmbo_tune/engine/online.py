@@ -131,7 +131,7 @@ def _join_new_tasks(engine: MetaBO) -> None:
     ws = engine.weight_state
     if ws.n_tasks == engine.meta.n_tasks:
         return
-    mu_new = engine.meta.predict(engine.target.X)[0][ws.n_tasks :] if len(engine.y) else None
+    mu_new = engine.meta.means(engine.target.X)[ws.n_tasks :] if len(engine.y) else None
     for k in range(engine.meta.n_tasks - ws.n_tasks):
         if engine.options.gap_estimate == "ranking" and mu_new is not None:
             ws.add_task(joining_gap(mu_new[k], engine.y))

@@ -41,6 +41,8 @@ def test_stacked_predictions_equal_individual_gps(models, rng):
         mu_i, sigma_i = m.predict(Xs)
         np.testing.assert_allclose(mu[i], mu_i, atol=1e-9)
         np.testing.assert_allclose(sigma[i], sigma_i, atol=1e-7)
+    # The means alone are the same numbers, chunk by chunk.
+    np.testing.assert_array_equal(stack.means(Xs), mu)
 
 
 def test_stacked_gradients_match_finite_differences(models, rng):
