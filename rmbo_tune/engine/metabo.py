@@ -507,9 +507,7 @@ class MetaBO:
         x = None
         if build is None:
             record["branch"] = "random"
-        elif (
-            started := t + len(self._pending) + len(self._excluded)
-        ) < self.n_initial and not self._start_contested():
+        elif (started := self._n_started()) < self.n_initial and not self._start_contested():
             record["branch"] = "initial"
             x = cand.initial_point(
                 started,
@@ -677,11 +675,14 @@ class MetaBO:
             return False
         if self._probed():
             return True
-        started = len(self.target.y_list) + len(self._pending) + len(self._excluded)
         return (
-            started <= self.n_initial
+            self._n_started() <= self.n_initial
             and self._mean_discordance(no_evidence=0.0) >= MIRROR_DISCORDANCE
         )
+
+    def _n_started(self) -> int:
+        """Suggestions started so far: told, pending or dropped."""
+        return len(self.target.y_list) + len(self._pending) + len(self._excluded)
 
     def _probed(self) -> bool:
         """Whether a probe has been suggested."""
