@@ -550,12 +550,13 @@ def test_probe_makes_a_misleading_task_lose_nu_at_once():
     assert opt.nu == pytest.approx(0.7 * 3.0**-0.7)  # one wrongly ordered pair: gap 3
 
 
-def _peaked_tasks(profile):
-    """Three meta-tasks of 31 points, best at 0.3, 0.32 and 0.8 (observed there exactly),
-    falling away from it as ``profile`` of the distance."""
+def _peaked_tasks(profile, bests=(0.3, 0.32, 0.8)):
+    """One meta-task of 31 points per entry of ``bests`` (by default three, best at 0.3,
+    0.32 and 0.8), observed there exactly, falling away from it as ``profile`` of the
+    distance."""
     rng = np.random.default_rng(0)
     tasks = []
-    for best in (0.3, 0.32, 0.8):
+    for best in bests:
         X = rng.random((30, 1))
         tasks.append((np.vstack([X, [[best]]]), np.append(-profile(X[:, 0] - best), 0.0)))
     return tasks
@@ -611,11 +612,7 @@ def test_portfolio_start_evaluates_the_portfolios_first_points_before_the_acquis
 
 def test_portfolio_start_gives_way_to_the_lowest_probe_when_the_tasks_look_mirrored():
     grid = np.linspace(0.0, 1.0, 101)[:, None]
-    rng = np.random.default_rng(0)
-    tasks = []
-    for best in (0.3, 0.31, 0.32, 0.8):  # three agree, one is alone
-        X = np.vstack([rng.random((30, 1)), [[best]]])
-        tasks.append((X, -np.square(X[:, 0] - best)))
+    tasks = _peaked_tasks(np.square, bests=(0.3, 0.31, 0.32, 0.8))  # three agree, one alone
 
     def run(target):
         opt = MetaBO(1, tasks, "rm-gp-ucb", candidates=grid, seed=0, portfolio_start=3)
