@@ -115,6 +115,8 @@ def recover(s: RMBOSearcher, checkpoint_path: str, damaged: str) -> None:
             if rec.get("stopped_as") == "worse":
                 engine.fail(rec["x"])
         elif outcome == "observed":
+            # Pending first, as it was when told: one of the search's own iterations.
+            engine.add_pending(rec["x"])
             engine.tell(rec["x"], s._sign * rec["value"])
         s._observed.add(rec["trial_id"])
     s._history = records

@@ -511,6 +511,7 @@ def test_a_damaged_state_file_is_rebuilt_from_the_history_beside_it(tmp_path, ca
     assert engine.target.X_list == before.target.X_list  # the observation and the failure
     assert np.array_equal(engine.y, before.y) and len(engine.target.failed) == 1
     assert np.array_equal(engine.pending, before.pending)
+    assert engine.nu == before.nu < 1.0  # the observation was one of the search's own
     assert fresh.history == searcher.history and fresh.counts == searcher.counts
     fresh.on_trial_complete("c", {"loss": 0.5})  # the running trial, rerun by Tune
     fresh.on_trial_complete("a", {"loss": 9.0})  # never twice

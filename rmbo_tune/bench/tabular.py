@@ -52,7 +52,11 @@ candidates are exactly the target's configs, it never suggests a config already 
 with ``--noise F``, every value a method observes (the meta-tasks' rows and the target's
 evaluations) has Gaussian noise of standard deviation F times its task's range added, one
 draw per config and seed, the same for every method, while regret is still measured on the
-table's values (a training run's validation score varies with its seed and split). Runs
+table's values (a training run's validation score varies with its seed and split). With
+``--initial K``, K configs of the target drawn at random (per target and seed, the same for
+every method) are evaluated first and told to each method before its first suggestion, as
+HPO-B's protocol gives every method five, and as a Tune user's ``evaluated_rewards`` are;
+they count in the budget and in the regret. Runs
 use ``--seeds`` seeds (default 5). Simple regret is measured against the best value of the
 target's grid.
 ``--batch K`` keeps K evaluations in flight, as Tune does with ``max_concurrent_trials=K``:
@@ -316,6 +320,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="with --fixed, keep only the meta-tasks' rows at that level",
     )
     p.add_argument(
+        "--initial",
+        type=int,
+        default=0,
+        metavar="K",
+        help="K random configs of the target evaluated before the search and told to every "
+        "method first, the same for each (HPO-B's protocol; Tune's evaluated_rewards); "
+        "they count in the budget (default 0)",
+    )
+    p.add_argument(
         "--noise",
         type=float,
         default=0.0,
@@ -377,6 +390,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             raise ValueError("--fixed-level and --fixed-slice need --fixed")
         if not (math.isfinite(a.noise) and a.noise >= 0):
             raise ValueError(f"--noise must be a finite fraction >= 0, got {a.noise}")
+        if not 0 <= a.initial < a.budget:
+            raise ValueError(f"--initial must be from 0 to the budget - 1, got {a.initial}")
     except ValueError as exc:
         p.error(str(exc))
     print(describe(bench), flush=True)
@@ -411,6 +426,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         fixed=a.fixed,
         fixed_level=a.fixed_level,
         fixed_slice=a.fixed_slice,
+        initial=a.initial,
     )
     horizons = sorted({h for h in HORIZONS if h <= a.budget} | {a.budget})
     files = report.write_outputs(doc, a.out, horizons)

@@ -303,6 +303,7 @@ def search(
     batch: int = 1,
     value_at: Callable[[Array], float] | None = None,
     told_at: Callable[[Array, int], float] | None = None,
+    initial: Sequence[int] = (),
 ) -> dict[str, Any]:
     """Run a fresh engine for ``budget`` evaluations of the target's table.
 
@@ -333,6 +334,9 @@ def search(
         The value told to the engine, given the point and the index of its nearest config,
         when it is not the value recorded (a noisy evaluation of it); ``values`` stay the
         table's, so that regret is measured on them.
+    initial : sequence of int
+        Configs (indices into ``target.configs``) evaluated before the search and told to
+        the engine first, without being asked for; they count in ``budget``.
 
     Returns
     -------
@@ -351,6 +355,16 @@ def search(
     asked: list[int] = []
     values, seconds, observed = [], [], []
     in_flight: collections.deque[tuple[Array, int, float]] = collections.deque()
+    for i in initial:
+        x = target.X[i]
+        t0 = time.perf_counter()
+        value = float(target.values[i])
+        told = value if told_at is None else float(told_at(x, i))
+        opt.tell(x, sign * told)
+        seconds.append(time.perf_counter() - t0)
+        asked.append(int(i))
+        values.append(value)
+        observed.append(told)
     while len(values) < budget:
         while len(in_flight) < batch and len(asked) < budget:
             t0 = time.perf_counter()
@@ -470,7 +484,7 @@ def _target_runs(job: tuple) -> list[tuple[str, dict[str, Any]]]:
     bench, k, s, methods, budget, meta_samples, meta_tasks, seed, options, batch, cont = job[:11]
     searched = job[11]  # this seed's searched rows per task, or None for random rows
     meta_bench = job[12]  # the tasks the meta-tasks observe (mirror images with ``mirror``)
-    unrecorded, noise, fixed = job[13], job[14], job[15]
+    unrecorded, noise, fixed, n_initial = job[13], job[14], job[15], job[16]
     target = bench.tasks[k]
     rng = np.random.default_rng([seed, k, s])
     # The noise has streams of its own, so that the rows and engine seeds do not depend on it.
@@ -481,6 +495,10 @@ def _target_runs(job: tuple) -> list[tuple[str, dict[str, Any]]]:
     if fixed is not None:
         target = fixed.target(target)
     engine_seed = int(rng.integers(2**31))
+    # A stream of its own, so that the rows and engine seeds do not depend on it.
+    initial = np.random.default_rng([seed, k, s, 5]).choice(
+        len(target.X), size=n_initial, replace=False
+    )
     out = []
     # One BLAS thread, as in the searcher: on two cores, threaded BLAS made the meta-GP fits
     # 2-6x slower.
@@ -505,6 +523,7 @@ def _target_runs(job: tuple) -> list[tuple[str, dict[str, Any]]]:
                 "batch": batch,
                 "value_at": value_at,
                 "told_at": told_at,
+                "initial": initial.tolist(),
             }
             rec = search(opt, target, meta_names, **kwargs)
             rec = {"target": target.name, "seed": s, "meta_tasks": meta_names, **rec}
@@ -536,6 +555,7 @@ def run(
     fixed: str | None = None,
     fixed_level: str = "middle",
     fixed_slice: bool = False,
+    initial: int = 0,
 ) -> dict[str, Any]:
     """Leave-one-task-out benchmark; returns a :mod:`~rmbo_tune.bench.report` document.
 
@@ -611,6 +631,10 @@ def run(
         With ``fixed``, the column's level the new search fixes.
     fixed_slice : bool
         With ``fixed``, keep only the meta-tasks' rows at that level.
+    initial : int
+        Configs of the target drawn at random (per target and seed, the same for every
+        method) and told to each method before its first suggestion (:func:`search`); they
+        count in ``budget``.
 
     Returns
     -------
@@ -649,6 +673,8 @@ def run(
         or not (np.isfinite(noise) and noise >= 0)
     ):
         raise ValueError(f"noise must be a finite fraction >= 0 of a task's range, got {noise!r}")
+    if isinstance(initial, bool) or not isinstance(initial, int) or not 0 <= initial < budget:
+        raise ValueError(f"initial must be an integer from 0 to budget - 1, got {initial!r}")
     names = [t.name for t in bench.tasks]
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
     mirrored = _mirror(bench) if mirror else bench
@@ -687,6 +713,7 @@ def run(
                 spec,
                 float(noise),
                 fixed_spec,
+                initial,
             )
             for name, s in pairs
         ]
@@ -732,6 +759,7 @@ def run(
             },
             # None without noise, as results written before the option have it (they pair).
             "noise": float(noise) if noise else None,
+            "initial": initial or None,  # None without, as results written before have it
             "batch": batch,
             "continuous": bool(continuous),
             "methods": list(methods),

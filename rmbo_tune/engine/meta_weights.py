@@ -235,16 +235,29 @@ class MetaWeightState:
         """Whether the meta-tasks still influence the acquisition."""
         return self.n_tasks > 0 and self.nu > 0.0
 
-    def update(self, gaps: Array) -> None:
-        """Absorb the gaps ``dbar_{., t}`` of one new target observation."""
+    def update(self, gaps: Array, *, scheduled: bool = True) -> None:
+        """Absorb the gaps ``dbar_{., t}`` of one new target observation.
+
+        ``scheduled``: the observation is one of the search's own iterations (a point it
+        suggested), and nu falls by ``min(r, g^-eps)`` for the weighted gap ``g``. An
+        observation the search did not choose (given before it started, or evaluated
+        elsewhere) is evidence only: nu falls by ``min(1, g^-eps)`` for the tasks' mean gap
+        ``g``, so tasks that order the observations no better than chance still lose trust,
+        but the schedule ``nu_t <= r^t`` counts the search's iterations, as the paper's
+        regret bound does. The mean, not the weighted gap: the weights have just been
+        learned from these same pairs and favour the tasks that happened to order them
+        right (with half the tasks right and half wrong on one pair, the weighted gap is
+        0.14 of the wrong tasks' 3), so nu would hardly move.
+        """
         gaps = np.asarray(gaps, dtype=np.float64)
         if gaps.shape != (self.n_tasks,) or not np.all(np.isfinite(gaps)):
             raise ValueError(f"gaps must be {self.n_tasks} finite numbers, got {gaps!r}")
         self.cumulative_gaps = self.cumulative_gaps + gaps
         self.last_gaps = gaps
-        weighted_gap = float(self.weights @ gaps)
-        # (g)^(-eps) with g <= 0 would be inf or undefined; min(r, .) makes it r.
-        decay = self.r if weighted_gap <= 0 else min(self.r, weighted_gap ** (-self.epsilon))
+        gap = float(self.weights @ gaps) if scheduled else float(np.mean(gaps))
+        most = self.r if scheduled else 1.0
+        # (g)^(-eps) with g <= 0 would be inf or undefined; min(most, .) makes it most.
+        decay = most if gap <= 0 else min(most, gap ** (-self.epsilon))
         self.nu *= decay
         if self.nu < self.nu_floor:
             self.nu = 0.0

@@ -321,27 +321,33 @@ class MetaBO:
             The observed value (maximized). None drops a pending evaluation that produced
             no value (nothing is learned; see :meth:`fail` for a configuration that failed).
         """
-        point = self._resolve(x, y)
+        point, scheduled = self._resolve(x, y)
         if y is None:
             self.n_failed += 1
             return
         self.target.add(point, float(y))
         self._update()
         self._refresh_meta()
+        # A point that was not pending (told without being asked for or marked pending) is
+        # not one of the search's iterations: it informs the weights and nu, but nu's
+        # schedule r^t counts iterations (MetaWeightState.update).
         if self._method.robust and self.weight_state.active:
-            self.weight_state.update(self._gaps())
-        elif self._method.robust and self.weight_state.n_tasks == 0 and self.nu > 0.0:
+            self.weight_state.update(self._gaps(), scheduled=scheduled)
+        elif (
+            self._method.robust and self.weight_state.n_tasks == 0 and self.nu > 0.0 and scheduled
+        ):
             self.weight_state.decay()
 
     @one_blas_thread
     def fail(self, x: ArrayLike) -> None:
         """Record that evaluating ``x`` failed (an error, NaN): the target GP counts it as
         worse than every success, so that the region is not proposed again."""
-        self.target.add(self._resolve(x, None), math.nan)
+        self.target.add(self._resolve(x, None)[0], math.nan)
         self.n_failed += 1
         self._update()
 
-    def _resolve(self, x: ArrayLike, y: float | None) -> Array:
+    def _resolve(self, x: ArrayLike, y: float | None) -> tuple[Array, bool]:
+        """``x`` in the engine's coordinates, and whether it was pending (then resolved)."""
         point = self._in(cand.as_points(np.reshape(x, (1, -1)), self.dim, "x"))[0]
         if y is not None and (
             isinstance(y, bool) or not isinstance(y, numbers.Real) or not np.isfinite(y)
@@ -350,8 +356,8 @@ class MetaBO:
         for k, p in enumerate(self._pending):
             if np.allclose(p, point, rtol=0.0, atol=1e-12):
                 del self._pending[k]
-                break
-        return point
+                return point, True
+        return point, False
 
     def _centred_prior(self, prior: LogNormalPrior | None) -> LogNormalPrior | None:
         """The target's prior: centred on the tasks' warp where they agree on one."""
@@ -426,7 +432,7 @@ class MetaBO:
         """Forget the pending evaluation of ``x`` without an outcome, and never suggest ``x``
         again: its evaluation was stopped early (an early-stopping scheduler's decision),
         so its value is not one of the target's, and a rerun would be stopped again."""
-        self._excluded.append(self._resolve(x, None))
+        self._excluded.append(self._resolve(x, None)[0])
 
     @one_blas_thread
     def update_meta_task(self, name: str, X: ArrayLike, y: ArrayLike) -> None:

@@ -66,6 +66,7 @@ def test_cli_errors_are_usage_errors(grid: Path, capsys) -> None:
         (["--fixed", "kind", "--budget", "100"], "exceeds the 81 configs of target"),
         (["--noise", "-0.1"], "--noise must be a finite fraction >= 0, got -0.1"),
         (["--noise", "nan"], "--noise must be a finite fraction >= 0, got nan"),
+        (["--initial", "30"], "--initial must be from 0 to the budget - 1, got 30"),
     ]:
         with pytest.raises(SystemExit):
             tabular.main([*args, *extra])

@@ -303,6 +303,26 @@ def test_noise_is_observed_by_every_method_alike_and_regret_reads_the_table(grid
         assert np.all(offsets != 0) and np.all(np.abs(offsets) < 5 * 0.1 * spread)
 
 
+def test_initial_configs_are_told_to_every_method_before_it_suggests(grid: Path) -> None:
+    bench = load_tabular(grid, mode="min", metric="loss")
+    kwargs = dict(methods=["rm-gp-ucb", "gp-ucb"], budget=6, n_seeds=2, targets=["near1"])
+    doc = tabular_runs.run(bench, **kwargs, meta_samples=20, initial=3)
+    assert doc["settings"]["initial"] == 3
+    by_seed: dict[int, list[int]] = {}
+    for method, runs in doc["runs"].items():
+        for rec in runs:
+            first = by_seed.setdefault(rec["seed"], rec["configs"][:3])
+            assert rec["configs"][:3] == first, method  # the same for every method
+            assert len(rec["configs"]) == len(set(rec["configs"])) == 6  # in the budget
+    assert by_seed[0] != by_seed[1]  # drawn per seed
+    rm = doc["runs"]["rm-gp-ucb"][0]
+    assert len(rm["nu"]) == 3 and rm["nu"][0] <= 1.0  # records of the suggestions only
+    plain = tabular_runs.run(bench, **kwargs, meta_samples=20)
+    assert plain["settings"]["initial"] is None
+    with pytest.raises(ValueError, match="initial must be an integer from 0 to budget - 1"):
+        tabular_runs.run(bench, **kwargs, initial=6)
+
+
 def test_a_fixed_column_restricts_the_target_and_leaves_the_column_out(grid: Path) -> None:
     bench = load_tabular(grid, mode="min", metric="loss")
     spec = tabular_runs.Fixed.of(bench, "kind")

@@ -64,6 +64,24 @@ def test_nu_starts_at_one_never_increases_and_decays_faster_with_larger_gaps():
     assert large.nu < small.nu / 10
 
 
+def test_an_observation_the_search_did_not_choose_lowers_nu_only_by_its_evidence():
+    given = MetaWeightState(2, nu_floor=0.0)
+    given.update(np.array([0.2, 0.3]), scheduled=False)  # ordered well: no decay
+    assert given.nu == 1.0
+    given.update(np.array([0.0, 0.0]), scheduled=False)  # no pair to compare yet
+    assert given.nu == 1.0
+    given.update(np.array([1.5, 1.5]), scheduled=False)  # no better than chance
+    assert given.nu == pytest.approx(1.5**-0.7)
+    given.update(np.array([0.2, 0.3]))  # one of the search's own: r at most, as before
+    assert given.nu == pytest.approx(0.7 * 1.5**-0.7)
+    np.testing.assert_allclose(given.cumulative_gaps, [1.9, 2.1])  # weights learn from all
+    # Half the tasks right, half wrong: the tasks' mean gap (1.5) decides, not the gap
+    # weighted by weights just learned from the same pairs (0.14, which would keep nu).
+    split = MetaWeightState(2, nu_floor=0.0)
+    split.update(np.array([0.0, 3.0]), scheduled=False)
+    assert split.weights[1] < 0.05 and split.nu == pytest.approx(1.5**-0.7)
+
+
 def test_nu_floor_switches_the_meta_tasks_off():
     s = MetaWeightState(1, nu_floor=0.1)
     for _ in range(7):

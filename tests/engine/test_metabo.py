@@ -349,6 +349,34 @@ def test_nu_follows_r_to_the_t_with_copies_of_the_target_and_falls_faster_with_i
     assert nus[-1] < r**7, nus
 
 
+@pytest.mark.slow
+def test_observations_given_before_the_search_inform_the_tasks_without_spending_nu():
+    # Five evaluations of the target given up front (a Tune user's evaluated_rewards,
+    # HPO-B's initial design): copies of the target order them right, so nu stays at 1
+    # until the search's own first iteration, and falls by r per iteration after it;
+    # mirror images order them wrongly, and nu falls before the search has asked anything.
+    r = 0.7 ** (6 / 8)
+    given = np.random.default_rng(3).random((5, 8))
+    prob, copies = _target_copies(1.0, 0)
+    opt = MetaBO(8, copies, "rm-gp-ucb", seed=0)
+    for x in given:
+        opt.tell(x, float(prob.f(x[None, :])[0]))
+    assert opt.nu == 1.0
+    _run(opt, prob, 3, np.random.default_rng(0))
+    assert [rec["nu"] for rec in opt.history] == pytest.approx([1.0, r, r**2])
+    prob, negated = _target_copies(-1.0, 0)
+    opt = MetaBO(8, negated, "rm-gp-ucb", seed=0)
+    for x in given:
+        opt.tell(x, float(prob.f(x[None, :])[0]))
+    assert opt.nu < 0.2
+    # Told after being asked (or marked pending), the same points are iterations.
+    opt = MetaBO(8, copies, "rm-gp-ucb", seed=0)
+    for x in given:
+        opt.add_pending(x)
+        opt.tell(x, float(prob.f(x[None, :])[0]))
+    assert opt.nu == pytest.approx(r**5)
+
+
 def test_the_lowest_probe_tests_the_meta_tasks_where_they_predict_the_lowest_value():
     grid = np.linspace(0.0, 1.0, 41)[:, None]
     X = np.linspace(0.0, 1.0, 15)[:, None]
