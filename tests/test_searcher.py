@@ -153,6 +153,8 @@ def test_evaluated_rewards_are_observed_not_run(tmp_path):
     assert {"x": 0.1, "y": 0.2} not in run
     assert searcher.engine.X.shape == (5, 2)  # 2 told up front + 3 run
     np.testing.assert_allclose(searcher.engine.y[:2], [-0.29, -0.68])  # min -> negated
+    # Only the 3 trials run are iterations of nu's schedule (r = 0.7 in two dimensions).
+    assert searcher.engine.nu == pytest.approx(0.7**3)
 
 
 def test_add_evaluated_trials_feeds_a_finished_experiment(tmp_path):
