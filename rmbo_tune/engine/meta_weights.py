@@ -238,8 +238,9 @@ class MetaWeightState:
     def update(self, gaps: Array, *, scheduled: bool = True) -> None:
         """Absorb the gaps ``dbar_{., t}`` of one new target observation.
 
-        ``scheduled``: the observation is one of the search's own iterations (a point it
-        suggested), and nu falls by ``min(r, g^-eps)`` for the weighted gap ``g``. An
+        ``scheduled``: the observation counts as one of the search's iterations (a point it
+        suggested; the engine counts given points too once the target's GP is fitted), and
+        nu falls by ``min(r, g^-eps)`` for the weighted gap ``g``. An
         observation the search did not choose (given before it started, or evaluated
         elsewhere) is evidence only: nu falls by ``min(1, g^-eps)`` for the tasks' mean gap
         ``g``, so tasks that order the observations no better than chance still lose trust,

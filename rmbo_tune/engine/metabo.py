@@ -321,16 +321,20 @@ class MetaBO:
             The observed value (maximized). None drops a pending evaluation that produced
             no value (nothing is learned; see :meth:`fail` for a configuration that failed).
         """
-        point, scheduled = self._resolve(x, y)
+        point, pending = self._resolve(x, y)
         if y is None:
             self.n_failed += 1
             return
         self.target.add(point, float(y))
-        self._update()
-        self._refresh_meta()
         # A point that was not pending (told without being asked for or marked pending) is
         # not one of the search's iterations: it informs the weights and nu, but nu's
-        # schedule r^t counts iterations (MetaWeightState.update).
+        # schedule r^t counts iterations (MetaWeightState.update). That holds for the
+        # target's first min_fit_observations; once its GP is fitted, a given observation
+        # sharpens it as one the search chose would, and counts as an iteration (a finished
+        # experiment of the same task fed in spends nu, and the search goes on as GP-UCB).
+        scheduled = pending or len(self.target.y_list) > self.options.min_fit_observations
+        self._update()
+        self._refresh_meta()
         if self._method.robust and self.weight_state.active:
             self.weight_state.update(self._gaps(), scheduled=scheduled)
         elif (

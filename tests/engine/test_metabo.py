@@ -377,6 +377,18 @@ def test_observations_given_before_the_search_inform_the_tasks_without_spending_
     assert opt.nu == pytest.approx(r**5)
 
 
+def test_given_points_beyond_the_targets_first_fit_count_as_iterations():
+    # Tasks rising with x order every pair of a rising target right (gap 0): the first five
+    # given points (min_fit_observations) are free, the next three cost r each, as a
+    # finished experiment of the same task fed in should spend nu.
+    X = np.linspace(0.0, 1.0, 21)[:, None]
+    tasks = [(X, X[:, 0] + 0.1 * k) for k in range(3)]
+    opt = MetaBO(1, tasks, "rm-gp-ucb", seed=0)
+    for k, x in enumerate(np.linspace(0.05, 0.95, 8)):
+        opt.tell([x], float(x))
+        assert opt.nu == pytest.approx(0.7 ** max(0, k + 1 - 5))
+
+
 def test_the_lowest_probe_tests_the_meta_tasks_where_they_predict_the_lowest_value():
     grid = np.linspace(0.0, 1.0, 41)[:, None]
     X = np.linspace(0.0, 1.0, 15)[:, None]
