@@ -240,15 +240,14 @@ class MetaWeightState:
 
         ``scheduled``: the observation counts as one of the search's iterations (a point it
         suggested; the engine counts given points too once the target's GP is fitted), and
-        nu falls by ``min(r, g^-eps)`` for the weighted gap ``g``. An
-        observation the search did not choose (given before it started, or evaluated
-        elsewhere) is evidence only: nu falls by ``min(1, g^-eps)`` for the tasks' mean gap
-        ``g``, so tasks that order the observations no better than chance still lose trust,
-        but the schedule ``nu_t <= r^t`` counts the search's iterations, as the paper's
-        regret bound does. The mean, not the weighted gap: the weights have just been
-        learned from these same pairs and favour the tasks that happened to order them
-        right (with half the tasks right and half wrong on one pair, the weighted gap is
-        0.14 of the wrong tasks' 3), so nu would hardly move.
+        nu falls by ``min(r, g^-eps)`` for the weighted gap ``g``. An observation the
+        search did not choose (given before it started, or evaluated elsewhere) is evidence
+        only: nu falls by ``min(1, g^-eps)`` for the tasks' mean gap ``g``, so tasks that
+        order the observations no better than chance still lose trust, but the schedule
+        ``nu_t <= r^t`` counts the search's iterations, as the paper's regret bound does.
+        The mean, not the weighted gap: the weights have just been learned from these same
+        pairs and favour the tasks that happened to order them right (half the tasks right
+        and half wrong on one pair: weighted gap 0.14, mean 1.5), so nu would hardly move.
         """
         gaps = np.asarray(gaps, dtype=np.float64)
         if gaps.shape != (self.n_tasks,) or not np.all(np.isfinite(gaps)):
