@@ -355,16 +355,20 @@ def search(
     asked: list[int] = []
     values, seconds, observed = [], [], []
     in_flight: collections.deque[tuple[Array, int, float]] = collections.deque()
-    for i in initial:
-        x = target.X[i]
+
+    def observe(x: Array, i: int, ask_s: float) -> None:
+        """Evaluate ``x`` (nearest config ``i``), tell the engine, record it."""
         t0 = time.perf_counter()
-        value = float(target.values[i])
+        value = float(target.values[i]) if value_at is None else value_at(x)
         told = value if told_at is None else float(told_at(x, i))
         opt.tell(x, sign * told)
-        seconds.append(time.perf_counter() - t0)
-        asked.append(int(i))
+        seconds.append(ask_s + time.perf_counter() - t0)
         values.append(value)
         observed.append(told)
+
+    for i in initial:
+        asked.append(int(i))
+        observe(target.X[i], int(i), 0.0)
     while len(values) < budget:
         while len(in_flight) < batch and len(asked) < budget:
             t0 = time.perf_counter()
@@ -377,14 +381,7 @@ def search(
                 )
             asked.append(i)
             in_flight.append((x, i, ask_s))
-        x, i, ask_s = in_flight.popleft()
-        t0 = time.perf_counter()
-        value = float(target.values[i]) if value_at is None else value_at(x)
-        told = value if told_at is None else float(told_at(x, i))
-        opt.tell(x, sign * told)
-        seconds.append(ask_s + time.perf_counter() - t0)
-        values.append(value)
-        observed.append(told)
+        observe(*in_flight.popleft())
     weights = [
         dict(zip(meta_names, r["weights"], strict=True))
         if isinstance(r.get("weights"), list) and len(r["weights"]) == len(meta_names)
