@@ -243,6 +243,8 @@ class MetaBO:
         self._online: dict[str, OnlineTask] = {}
         self._dirty: set[int] = set()  # online meta-tasks changed since their GPs were built
         self.n_failed = 0
+        # Target observations the search did not choose (told without being pending).
+        self.n_given = 0
         self.history: list[dict] = []
         self._meta_cache: acq.MetaCache | None = None
         self._ts_pool: MetaSamplePool | None = None
@@ -326,6 +328,8 @@ class MetaBO:
             self.n_failed += 1
             return
         self.target.add(point, float(y))
+        if not pending:
+            self.n_given += 1
         # A point that was not pending (told without being asked for or marked pending) is
         # not one of the search's iterations: it informs the weights and nu, but nu's
         # schedule r^t counts iterations (MetaWeightState.update). That holds for the
@@ -640,6 +644,7 @@ class MetaBO:
             meta_sample=self._meta_sample,
             record=record,
             meta_term=self.meta_term,
+            n_given=self.n_given,
         )
 
     def _probe_due(self) -> str | None:

@@ -67,6 +67,9 @@ class Context:
     meta_term : str
         RM-GP-UCB's meta term, option ``meta_term`` with "auto" resolved ("mean",
         "improvement" or "taf").
+    n_given : int
+        Target observations the search did not choose (told without being suggested or
+        marked pending: ``evaluated_rewards``, a harness's initial design).
     """
 
     t: int
@@ -88,6 +91,7 @@ class Context:
     escalation: float = 1.0
     memo: dict[str, Any] = field(default_factory=dict)
     meta_term: str = "mean"
+    n_given: int = 0
 
 
 Builder = Callable[[Context], acq.Acquisition]
@@ -128,11 +132,21 @@ def _thompson(c: Context, late: bool = False) -> acq.Acquisition:
 
 
 def _basis_due(c: Context, early: bool = False) -> bool:
-    """Whether the robust methods' target model takes the meta-tasks' basis function:
-    once ``nu <= meta_basis_nu`` (:mod:`~rmbo_tune.engine.meta_basis`), or with ``early``
-    (RM-GP-TS's option ``ts_early_basis``) from the first observation."""
+    """Whether the robust methods' target model takes the meta-tasks' basis function
+    (:mod:`~rmbo_tune.engine.meta_basis`): once ``nu <= meta_basis_nu``; or from the first
+    suggestion when at least ``min_fit_observations`` of the target's observations were
+    given rather than chosen by the search; or with ``early`` (RM-GP-TS's option
+    ``ts_early_basis``) from the first observation.
+
+    The basis's coefficient is learned from how the target's values follow the tasks' mean
+    across its observations. The search's own first points cluster where that mean is high
+    and barely tell it, so the basis waits for nu; given points, spread over the space
+    (a random design, earlier trials), tell it before the search's first suggestion.
+    """
     opt = c.options
-    return opt.meta_basis_nu > 0.0 and (early or c.nu <= opt.meta_basis_nu) and c.gp.gp.n_obs > 0
+    if opt.meta_basis_nu <= 0.0 or c.gp.gp.n_obs == 0:
+        return False
+    return early or c.nu <= opt.meta_basis_nu or c.n_given >= opt.min_fit_observations
 
 
 def _late_target(c: Context) -> acq.CachedTarget:

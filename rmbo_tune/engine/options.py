@@ -183,7 +183,12 @@ class MetaBOOptions:
         meta-weights' mean of the meta-tasks and an intercept as basis functions with N(0, 1)
         coefficients (:mod:`~rmbo_tune.engine.meta_basis`): the target's own data decide how
         much of the tasks' shape to keep (negative for mirror-image tasks), after nu has faded
-        the tasks out of the acquisition (RM-GP-TS samples this model). 0 never (the paper).
+        the tasks out of the acquisition (RM-GP-TS samples this model). When at least
+        ``min_fit_observations`` of the target's observations were given rather than chosen
+        by the search (``evaluated_rewards``, a random initial design), the basis applies
+        from the first suggestion: spread over the space, they tell the coefficient at once,
+        where the search's own first points, clustered where the tasks' mean is high, do
+        not. 0 never (the paper).
     meta_basis_tasks : float or "evidence"
         With the late basis (``meta_basis_nu``), also each task's deviation from the
         weighted mean as a basis column, the coefficients N(0, ``meta_basis_tasks`` / M):

@@ -78,6 +78,7 @@ def dump(engine: MetaBO) -> dict[str, Any]:
         "y": [None if np.isnan(v) else v for v in engine.target.y_list],
         "pending": engine._pending_points.tolist(),
         "n_failed": engine.n_failed,
+        "n_given": engine.n_given,
         "target_hyper": engine.target.hyper.to_dict(),
         "factor_base": engine.target.factor_base,
         "weights": engine.weight_state.state_dict(),
@@ -193,6 +194,9 @@ def load(
         target.add(x, float(v))
     engine._pending = list(_points(state["pending"], dim, "pending"))
     engine.n_failed = int(state["n_failed"])
+    # Absent from states written before given observations were counted: the basis then
+    # waited for nu alone.
+    engine.n_given = int(state.get("n_given", 0))
     target.hyper = GPHyperparameters.from_dict(state["target_hyper"])
     # States written before the factor was grown incrementally: factorize all at once.
     target.factor_base = int(state.get("factor_base", len(y)))

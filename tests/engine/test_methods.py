@@ -202,6 +202,45 @@ def test_the_target_gp_stays_alone_while_nu_is_large_or_without_meta_basis_nu() 
     assert context.nu <= 0.05 and model is context.gp
 
 
+def _given_context(n_given, pending_first=False):
+    """RM-GP-UCB's context after ``n_given`` random points of a target that is a copy of
+    its meta-task, told before any suggestion (or each marked pending first, as if the
+    search had chosen it)."""
+    rng = np.random.default_rng(3)
+    X = rng.random((30, 2))
+
+    def f(Z):
+        return np.sin(5 * Z[:, 0]) + Z[:, 1]
+
+    opt = MetaBO(2, [(X, f(X))], seed=0)
+    for x in rng.random((n_given, 2)):
+        if pending_first:
+            opt.add_pending(x)
+        opt.tell(x, float(f(x[None])[0]))
+    record = methods.new_record(n_given, 0, opt.method, opt.nu, opt.weight_state, True)
+    return opt, opt._context(n_given, record)
+
+
+def test_given_observations_give_the_target_the_basis_from_the_first_suggestion() -> None:
+    opt, context = _given_context(5)
+    assert opt.n_given == context.n_given == 5
+    assert context.nu > context.options.meta_basis_nu  # the task orders every pair right
+    model = methods._late_target(context).model
+    assert isinstance(model, MetaBasisGP) and model.bound
+    assert model.coef > 0 and context.record["mean_coefficient"] == model.coef
+    # Fewer than min_fit_observations given, or the same points chosen by the search: the
+    # basis waits for nu.
+    opt, context = _given_context(4)
+    assert opt.n_given == 4 and methods._late_target(context) is context.target
+    opt, context = _given_context(5, pending_first=True)
+    assert opt.n_given == 0 and context.nu > context.options.meta_basis_nu
+    assert methods._late_target(context) is context.target
+    # meta_basis_nu=0 (the paper): never.
+    opt, context = _given_context(5)
+    off = replace(context, options=replace(context.options, meta_basis_nu=0.0))
+    assert methods._late_target(off) is off.target
+
+
 def test_meta_prior_mean_gives_the_target_the_tasks_mean_from_the_first_observation() -> None:
     context, model = _late_target_model(n=1, meta_prior_mean=True)
     assert context.nu > context.options.meta_basis_nu

@@ -150,6 +150,24 @@ def test_a_state_without_meta_basis_tasks_keeps_the_basis_without_them() -> None
     assert MetaBO.from_state_dict(saved).options.meta_basis_tasks == 0.0
 
 
+def test_given_observations_are_counted_after_a_round_trip() -> None:
+    rng = np.random.default_rng(0)
+    X = rng.random((20, 2))
+    opt = MetaBO(2, [(X, -((X - 0.3) ** 2).sum(1))], seed=1)
+    for x in rng.random((5, 2)):  # told without being suggested: given
+        opt.tell(x, float(-np.sum((x - 0.3) ** 2)))
+    x = opt.ask()
+    opt.tell(x, float(-np.sum((x - 0.3) ** 2)))
+    saved = json.loads(json.dumps(st.dump(opt)))
+    assert saved["n_given"] == 5
+    twin = MetaBO.from_state_dict(saved)
+    assert twin.n_given == 5
+    np.testing.assert_array_equal(twin.ask(), opt.ask())
+    # A state written before the count: nothing given, the basis waits for nu.
+    del saved["n_given"]
+    assert MetaBO.from_state_dict(saved).n_given == 0
+
+
 def test_a_warped_target_round_trips_with_its_warp() -> None:
     rng = np.random.default_rng(3)
     X = rng.random((30, 2))
