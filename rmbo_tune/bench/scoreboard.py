@@ -2,7 +2,8 @@
 
 ``rmbo-tune bench scoreboard DIR [DIR ...]`` reads the ``results.json`` of several
 ``rmbo-tune bench tabular`` runs (one per meta-dataset; ``NAME=DIR`` names a row, else the
-directory's name does) and, at each horizon, compares the reference method (``--reference``,
+directory's name does; ``NAME=DIR,DIR,...`` pools the runs of one grid made with different
+``--seed``) and, at each horizon, compares the reference method (``--reference``,
 default ``rm-gp-ucb``) with the other method of lowest mean normalized regret there: the
 strongest baseline a practitioner could have picked for that grid and budget, chosen after
 the fact, which favours the baselines. The difference is paired by target (each method's runs
@@ -35,6 +36,7 @@ __all__ = [
     "named_result",
     "paired_cell",
     "plot",
+    "pooled",
     "write",
 ]
 
@@ -244,20 +246,47 @@ def named_result(arg: str) -> tuple[str, Path]:
     return name, Path(path).expanduser()
 
 
+def pooled(docs: Sequence[Mapping[str, Any]], where: str) -> dict[str, Any]:
+    """One results document with every method's runs from ``docs`` (runs of the same grid
+    with different ``--seed``): the first document with the others' runs appended.
+
+    Raises
+    ------
+    ValueError
+        If the documents differ in task, metric or mode (``where`` names them).
+    """
+    first = docs[0]
+    for doc in docs[1:]:
+        for key in ("task", "metric", "mode"):
+            if doc[key] != first[key]:
+                raise ValueError(f"{where}: {key} {doc[key]!r} is not {first[key]!r}")
+    runs: dict[str, list[Any]] = {}
+    for doc in docs:
+        for method, rs in doc["runs"].items():
+            runs.setdefault(method, []).extend(rs)
+    return {**first, "runs": runs}
+
+
 def load_named(
     parser: argparse.ArgumentParser, results: Sequence[str]
 ) -> dict[str, tuple[Path, dict[str, Any]]]:
     """The tabular results documents of ``NAME=DIR`` (or ``DIR``) arguments, by name, each
-    with its path; ``parser.error`` on a repeated name or a results file of another task."""
+    with its path; ``NAME=DIR,DIR,...`` pools the runs of several directories of one grid
+    (runs with different ``--seed``). ``parser.error`` on a repeated name, documents that
+    cannot be pooled, or a results file of another task."""
     docs: dict[str, tuple[Path, dict[str, Any]]] = {}
     for arg in results:
         name, path = named_result(arg)
         if name in docs:
             parser.error(f"two results are named {name!r}: give NAME=DIR")
-        doc = load_results(path)
+        paths = [Path(part).expanduser() for part in str(path).split(",")]
+        try:
+            doc = pooled([load_results(p) for p in paths], arg)
+        except ValueError as exc:
+            parser.error(str(exc))
         if doc["task"] != "tabular":
             parser.error(f"{path} holds a {doc['task']!r} benchmark, not a tabular one")
-        docs[name] = (path, doc)
+        docs[name] = (paths[0], doc)
     return docs
 
 
@@ -274,7 +303,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         description="Compare one method with the strongest other one on several "
         "'rmbo-tune bench tabular' results at once.",
     )
-    p.add_argument("results", nargs="+", help="results directories or files, as DIR or NAME=DIR")
+    p.add_argument(
+        "results",
+        nargs="+",
+        help="results directories or files, as DIR, NAME=DIR, or NAME=DIR,DIR,... to pool "
+        "the runs of one grid with different --seed",
+    )
     p.add_argument("--reference", default="rm-gp-ucb", help="method compared (rm-gp-ucb)")
     p.add_argument(
         "--horizons", type=positive_int_list, default=[5, 10, 25, 50], help="5,10,25,50"

@@ -211,7 +211,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         description="How often and how badly each method loses to a baseline, run by run, "
         "on several 'rmbo-tune bench tabular' results.",
     )
-    p.add_argument("results", nargs="+", help="results directories or files, as DIR or NAME=DIR")
+    p.add_argument(
+        "results",
+        nargs="+",
+        help="results directories or files, as DIR, NAME=DIR, or NAME=DIR,DIR,... to pool "
+        "the runs of one grid with different --seed",
+    )
     p.add_argument("--baseline", default="gp-ucb", help="method paired with (gp-ucb)")
     p.add_argument("--reference", default="rm-gp-ucb", help="method shown grid by grid")
     p.add_argument("--horizons", type=positive_int_list, default=[10, 25, 50], help="10,25,50")

@@ -83,6 +83,30 @@ def test_command_writes_the_tables_and_the_picture(tmp_path, capsys) -> None:
     assert "'nope' has no runs" in capsys.readouterr().err
 
 
+def test_runs_of_one_grid_in_several_directories_are_pooled(tmp_path, capsys) -> None:
+    pytest.importorskip("matplotlib")
+    first, second = tmp_path / "seed0", tmp_path / "seed1"
+    for folder, runs in ((first, DOC["runs"]), (second, {"ref": [_run("b", [1.0, 1.0])]})):
+        folder.mkdir()
+        (folder / "results.json").write_text(json.dumps(_doc(**runs)))
+    doc = scoreboard.pooled([_doc(**DOC["runs"]), _doc(ref=[_run("b", [1.0, 1.0])])], "x")
+    assert len(doc["runs"]["ref"]) == 4 and len(doc["runs"]["close"]) == 2
+    # Target b's reference runs now average 0.8 and 0 at 1: the pooled board reads it.
+    board = scoreboard.compare(doc, "ref", [1])
+    assert board[1]["reference"] == pytest.approx((0.4 + 0.4) / 2)
+    out = tmp_path / "board"
+    scoreboard.main(
+        [f"grid={first},{second}", "--reference", "ref", "--horizons", "1", "--out", str(out)]
+    )
+    assert "| grid | 0.4000 (close 0.3000) |" in (out / "scoreboard.md").read_text()
+    other = tmp_path / "min"
+    other.mkdir()
+    (other / "results.json").write_text(json.dumps({**_doc(**DOC["runs"]), "mode": "min"}))
+    with pytest.raises(SystemExit):
+        scoreboard.main([f"grid={first},{other}", "--reference", "ref", "--out", str(out)])
+    assert "mode 'min' is not 'max'" in capsys.readouterr().err
+
+
 def test_the_picture_marks_a_horizon_beyond_a_benchmarks_runs(tmp_path, monkeypatch) -> None:
     axes = pytest.importorskip("matplotlib.axes")
     texts: list[str] = []
