@@ -197,6 +197,8 @@ def load(
     # Absent from states written before given observations were counted: the basis then
     # waited for nu alone.
     engine.n_given = int(state.get("n_given", 0))
+    if not 0 <= engine.n_given <= len(y):
+        raise ValueError(f"MetaBO state: n_given {engine.n_given} is not in [0, {len(y)}]")
     target.hyper = GPHyperparameters.from_dict(state["target_hyper"])
     # States written before the factor was grown incrementally: factorize all at once.
     target.factor_base = int(state.get("factor_base", len(y)))

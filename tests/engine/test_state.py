@@ -163,6 +163,8 @@ def test_given_observations_are_counted_after_a_round_trip() -> None:
     twin = MetaBO.from_state_dict(saved)
     assert twin.n_given == 5
     np.testing.assert_array_equal(twin.ask(), opt.ask())
+    with pytest.raises(ValueError, match="n_given 7 is not in"):
+        MetaBO.from_state_dict({**saved, "n_given": 7})
     # A state written before the count: nothing given, the basis waits for nu.
     del saved["n_given"]
     assert MetaBO.from_state_dict(saved).n_given == 0
