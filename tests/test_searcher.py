@@ -157,6 +157,29 @@ def test_evaluated_rewards_are_observed_not_run(tmp_path):
     assert searcher.engine.nu == pytest.approx(0.7**3)
 
 
+def test_five_evaluated_rewards_give_the_target_the_tasks_mean_at_once():
+    rng = np.random.default_rng(0)
+
+    def loss(c):
+        return (c["x"] - 0.3) ** 2 + (c["y"] - 0.6) ** 2
+
+    cfgs = [{"x": float(a), "y": float(b)} for a, b in rng.random((30, 2))]
+    points = [{"x": float(a), "y": float(b)} for a, b in rng.random((5, 2))]
+    s = RMBOSearcher(
+        space=SPACE,
+        metric="loss",
+        mode="min",
+        meta_tasks=[(cfgs, [loss(c) for c in cfgs])],
+        points_to_evaluate=points,
+        evaluated_rewards=[loss(p) for p in points],
+        seed=0,
+    )
+    s.suggest("t0")
+    assert s.engine.n_given == 5 and s.engine.nu > s.engine.options.meta_basis_nu
+    # The target model carries the task's mean from the first suggestion, positively.
+    assert s.engine.history[-1]["mean_coefficient"] > 0
+
+
 def test_add_evaluated_trials_feeds_a_finished_experiment(tmp_path):
     first = _tuner(
         quadratic, RMBOSearcher(metric="loss", mode="min", seed=0), tmp_path, num_samples=4
