@@ -36,7 +36,7 @@ __all__ = [
     "named_result",
     "paired_cell",
     "plot",
-    "pooled",
+    "pooled_runs",
     "write",
 ]
 
@@ -246,9 +246,13 @@ def named_result(arg: str) -> tuple[str, Path]:
     return name, Path(path).expanduser()
 
 
-def pooled(docs: Sequence[Mapping[str, Any]], where: str) -> dict[str, Any]:
+def pooled_runs(docs: Sequence[Mapping[str, Any]], where: str) -> dict[str, Any]:
     """One results document with every method's runs from ``docs`` (runs of the same grid
     with different ``--seed``): the first document with the others' runs appended.
+
+    Each document numbers its seeds from 0, so the runs of the k-th keep their seed plus the
+    number of seeds before it: a run is still paired (``rmbo-tune bench tails``) with the
+    other methods' run of its own document, target and seed.
 
     Raises
     ------
@@ -261,9 +265,14 @@ def pooled(docs: Sequence[Mapping[str, Any]], where: str) -> dict[str, Any]:
             if doc[key] != first[key]:
                 raise ValueError(f"{where}: {key} {doc[key]!r} is not {first[key]!r}")
     runs: dict[str, list[Any]] = {}
+    offset = 0
     for doc in docs:
+        seeds = [r["seed"] for rs in doc["runs"].values() for r in rs if "seed" in r]
         for method, rs in doc["runs"].items():
-            runs.setdefault(method, []).extend(rs)
+            runs.setdefault(method, []).extend(
+                {**r, "seed": r["seed"] + offset} if "seed" in r else r for r in rs
+            )
+        offset += max(seeds, default=-1) + 1
     return {**first, "runs": runs}
 
 
@@ -281,7 +290,7 @@ def load_named(
             parser.error(f"two results are named {name!r}: give NAME=DIR")
         paths = [Path(part).expanduser() for part in str(path).split(",")]
         try:
-            doc = pooled([load_results(p) for p in paths], arg)
+            doc = pooled_runs([load_results(p) for p in paths], arg)
         except ValueError as exc:
             parser.error(str(exc))
         if doc["task"] != "tabular":

@@ -89,7 +89,7 @@ def test_runs_of_one_grid_in_several_directories_are_pooled(tmp_path, capsys) ->
     for folder, runs in ((first, DOC["runs"]), (second, {"ref": [_run("b", [1.0, 1.0])]})):
         folder.mkdir()
         (folder / "results.json").write_text(json.dumps(_doc(**runs)))
-    doc = scoreboard.pooled([_doc(**DOC["runs"]), _doc(ref=[_run("b", [1.0, 1.0])])], "x")
+    doc = scoreboard.pooled_runs([_doc(**DOC["runs"]), _doc(ref=[_run("b", [1.0, 1.0])])], "x")
     assert len(doc["runs"]["ref"]) == 4 and len(doc["runs"]["close"]) == 2
     # Target b's reference runs now average 0.8 and 0 at 1: the pooled board reads it.
     board = scoreboard.compare(doc, "ref", [1])

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from rmbo_tune.bench import tails
+from rmbo_tune.bench.scoreboard import pooled_runs
 
 
 def _run(target: str, seed: int, values: list[float]) -> dict:
@@ -57,6 +58,15 @@ def test_refuses_what_it_cannot_pair() -> None:
     apart = _doc(**{"gp-ucb": [_run("a", 0, [0.5])], "rm": [_run("a", 1, [0.5])]})
     with pytest.raises(ValueError, match="'rm' shares no"):
         tails.paired_gaps(apart, "gp-ucb", [1])
+
+
+def test_runs_of_two_directories_are_paired_within_their_own() -> None:
+    # Both documents number their seeds from 0 (two --seed values of one grid): each run is
+    # paired with the baseline's run of its own document, never the other's.
+    first = _doc(**{"gp-ucb": [_run("a", 0, [0.5])], "rm": [_run("a", 0, [0.9])]})
+    second = _doc(**{"gp-ucb": [_run("a", 0, [0.1])], "rm": [_run("a", 0, [0.2])]})
+    gaps = tails.paired_gaps(pooled_runs([first, second], "x"), "gp-ucb", [1])
+    assert sorted(gaps["rm"][1]) == pytest.approx([-0.4, -0.1])
 
 
 def test_grids_are_pooled_and_the_reference_shown_grid_by_grid() -> None:
