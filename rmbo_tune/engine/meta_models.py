@@ -100,6 +100,42 @@ def searched_score(tasks: list[tuple[Array, Array]]) -> float:
     return float(np.median(scores)) if scores else 0.0
 
 
+# A second configuration that lifts fewer tasks than this, in effect, serves one task's own
+# optimum (or a noisy task's chance peak), not a group of tasks.
+GROUP_TASKS = 3.0
+
+
+def disagreement(mu: Array) -> float:
+    """How much the meta-tasks fall into groups with different optima, from their means
+    ``mu`` (M, n) at a common pool of n points: what a second point adds to the tasks' mean
+    percentile of a greedy portfolio's first point, when it serves a group.
+
+    Each task's means become percentiles of the pool (its best point 1, its worst 0); the
+    first point is the one of highest mean percentile, the consensus; the second is the one
+    whose rise of the tasks' mean of the better of the two, over the first alone, is
+    largest, and that rise is the score. It is 0 unless at least ``GROUP_TASKS`` tasks
+    share the rise in effect (``(sum g)^2 / sum g^2`` of the tasks' rises ``g``): the best
+    region of a single task is not a group's, and with a few tasks one of pure noise would
+    otherwise decide (the paper's synthetic tasks: 4, two of them noise). Tasks that rate
+    the same region best leave little for a second point: 0.05-0.08 on the shipped grids
+    whose tasks agree (SVM, boosting, random forest, decision trees); tasks in groups leave
+    more: 0.09-0.11 on nearest neighbours, logistic regression, SGD, networks
+    (docs/benchmarks.md, "Earlier tasks that disagree"). Order only, so each task's output
+    scale does not matter. 0 with fewer than two tasks or points.
+    """
+    mu = np.asarray(mu, dtype=np.float64)
+    if mu.ndim != 2 or mu.shape[0] < 2 or mu.shape[1] < 2:
+        return 0.0
+    pct = (stats.rankdata(mu, axis=1) - 1.0) / (mu.shape[1] - 1.0)
+    first = int(np.argmax(pct.mean(axis=0)))
+    rise = np.maximum(pct - pct[:, [first]], 0.0)
+    second = int(np.argmax(rise.mean(axis=0)))
+    g = rise[:, second]
+    if g.sum() == 0.0 or g.sum() ** 2 < GROUP_TASKS * float(np.sum(g**2)):
+        return 0.0
+    return float(g.mean())
+
+
 class MetaTaskModels:
     """M fixed GPs (one per meta-task) with vectorized prediction.
 

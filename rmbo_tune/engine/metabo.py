@@ -31,6 +31,7 @@ from rmbo_tune.engine.meta_models import (
     SPACING_STREAM,
     TASK_WARP_PRIOR_SCALE,
     WARP_STREAM,
+    disagreement,
     fit_meta_models,
     fit_task_warps,
     searched_score,
@@ -386,13 +387,27 @@ class MetaBO:
         read, from those tasks only, so a restored engine reads the same."""
         return searched_score(self._meta_data[: self._given_tasks()])
 
+    @functools.cached_property
+    def disagreement(self) -> float:
+        """How much the meta-tasks given at construction disagree on where the good
+        configurations are (:func:`~rmbo_tune.engine.meta_models.disagreement` of their
+        means at the fixed candidates); computed once, when first read, from those tasks
+        only, so a restored engine reads the same."""
+        return disagreement(self._meta_cache_get().mu[: self._given_tasks()])
+
     @property
     def meta_term(self) -> str:
         """Option ``meta_term`` with "auto" resolved: "taf" when :attr:`searched_score` is
-        at least ``SEARCHED_CROWDING``, else "mean"."""
+        at least ``SEARCHED_CROWDING`` or :attr:`disagreement` at least option
+        ``taf_disagreement``, else "mean"."""
         if self.options.meta_term != "auto":
             return self.options.meta_term
-        return "taf" if self.searched_score >= SEARCHED_CROWDING else "mean"
+        if self.searched_score >= SEARCHED_CROWDING:
+            return "taf"
+        limit = self.options.taf_disagreement
+        if limit is not None and self._uses_meta and self.disagreement >= limit:
+            return "taf"
+        return "mean"
 
     def _fit_task_warp(self) -> None:
         if self._warp_prior is None or self.task_warp is not None:

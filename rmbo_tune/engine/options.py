@@ -271,7 +271,22 @@ class MetaBOOptions:
         0.005 / -0.006 ± 0.003, RBF SVMs -0.011 ± 0.008 / -0.003 ± 0.004; decision trees
         +0.006 ± 0.004 / +0.008 ± 0.005. With random rows "taf" costs SVM +0.019 ± 0.017 /
         +0.014 ± 0.007 at 5 / 10 and boosting +0.010 ± 0.009 at 10, hence "mean" there
-        (docs/benchmarks.md, "Earlier tasks that were searched"). RM-GP-TS is unaffected.
+        (docs/benchmarks.md, "Earlier tasks that were searched"). It is "taf" too when the
+        tasks disagree on where the good configurations are, by at least
+        ``taf_disagreement``. RM-GP-TS is unaffected.
+    taf_disagreement : float or None
+        ``meta_term="auto"`` takes TAF's form when the earlier tasks' disagreement
+        (:func:`~rmbo_tune.engine.meta_models.disagreement`: what a greedy portfolio's second
+        point adds to the tasks' mean percentile of the first; 0.05-0.08 on the shipped grids
+        whose tasks agree, 0.09-0.11 where they fall into groups) is at least this. Where
+        the tasks disagree, their weighted mean leads the search to the consensus and its
+        neighbours, good for no group in particular, while each task's gain over its
+        prediction at the target's observations goes to the best region of the tasks the
+        observations so far serve worst. Chosen between the two groups of grids (paired
+        against "mean" over every target x 3 seeds at 5 / 10: nearest neighbours -0.0085 ±
+        0.0057 / +0.0024 ± 0.0044, logistic regression -0.0097 ± 0.0052 / -0.0200 ± 0.0106,
+        networks -0.0043 ± 0.0034 / -0.0020 ± 0.0019; docs/benchmarks.md, "Earlier tasks
+        that disagree"). None: TAF's form for searched tasks only.
     eta_n : float
         ``eta * N``, the FTRL learning rate (paper: 1).
     r : float or None
@@ -411,6 +426,7 @@ class MetaBOOptions:
     beta_scale: float = 0.2
     tau: float | None = None
     meta_term: str = "auto"
+    taf_disagreement: float | None = 0.085
     eta_n: float = 1.0
     r: float | None = None
     epsilon: float = 0.7
@@ -491,6 +507,9 @@ class MetaBOOptions:
         q = self.meta_basis_tasks
         if q != "evidence" and not (_is_number(q) and 0 <= float(q) < math.inf):
             raise ValueError(f'meta_basis_tasks must be finite and >= 0 or "evidence", got {q!r}')
+        limit_d = self.taf_disagreement
+        if limit_d is not None and not (_is_number(limit_d) and 0 <= limit_d <= 1):
+            raise ValueError(f"taf_disagreement must be in [0, 1] or None, got {limit_d!r}")
         if not (_is_number(self.nu_floor) and 0 <= self.nu_floor < 1):
             raise ValueError(f"nu_floor must be in [0, 1), got {self.nu_floor!r}")
         counts = {

@@ -164,6 +164,8 @@ def load(
     options.setdefault("meta_basis_tasks", 0.0)
     # Written before meta_prior_mean: that engine's targets had no prior mean.
     options.setdefault("meta_prior_mean", False)
+    # Written before taf_disagreement: that engine took TAF's form for searched tasks only.
+    options.setdefault("taf_disagreement", None)
     if state["version"] == 2 and options.get("tau") is None and state["method"] == "rm-gp-ucb":
         # Written when tau=None weighed the tasks' means alone in RM-GP-UCB's meta term.
         options["tau"] = 0.0

@@ -11,6 +11,7 @@ from rmbo_tune.engine.meta_models import (
     agreed_warp,
     clip_outliers,
     crowding_correlation,
+    disagreement,
     fit_meta_models,
     fit_task_warps,
     searched_score,
@@ -248,6 +249,30 @@ def test_crowding_tells_a_searchs_rows_from_random_ones():
     assert abs(np.median(scores)) < 0.15
     assert min(crowding_correlation(X, y) for X, y in searched_tasks) > 0.5
     assert searched_score(random_tasks) < SEARCHED_CROWDING <= searched_score(searched_tasks)
+
+
+def test_disagreement_is_what_a_second_point_adds_to_the_tasks_mean_percentile():
+    # Seven tasks over 5 points, percentiles 0, 0.25, ..., 1: four rate point 0 best, three
+    # point 4. The consensus is point 0; point 4 lifts the group of three from 0 to 1.
+    down, up = [4.0, 3, 2, 1, 0], [0.0, 1, 2, 3, 4]
+    mu = np.array([down] * 4 + [up] * 3)
+    assert disagreement(mu) == pytest.approx(3 / 7)
+    # Order only: any increasing map of a task's means gives the same score.
+    assert disagreement(np.exp(mu) * np.arange(1, 8)[:, None]) == pytest.approx(3 / 7)
+    # One task alone is not a group: its own best region, or a noisy task's, scores 0.
+    assert disagreement(np.array([down] * 4 + [up])) == 0.0
+    assert disagreement(np.array([down] * 4)) == 0.0  # agreeing tasks: nothing to add
+    assert disagreement(mu[:1]) == 0.0 and disagreement(mu[:, :1]) == 0.0
+
+
+def test_tasks_in_groups_disagree_more_than_tasks_that_share_an_optimum():
+    rng = np.random.default_rng(2)
+    X = rng.random((400, 3))
+    shifted = [0.3 + rng.normal(0.0, 0.05, 3) for _ in range(12)]
+    groups = [0.15 + 0.7 * (k % 2) + rng.normal(0.0, 0.05, 3) for k in range(12)]
+    agree = disagreement(np.array([-((X - c) ** 2).sum(1) for c in shifted]))
+    split = disagreement(np.array([-((X - c) ** 2).sum(1) for c in groups]))
+    assert agree < 0.03 and split > 0.1
 
 
 def test_crowding_is_zero_where_it_is_undefined():

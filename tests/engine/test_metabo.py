@@ -723,6 +723,40 @@ def test_the_automatic_meta_term_takes_tafs_form_for_searched_tasks_only():
     assert MetaBO(3, [], seed=0).meta_term == "mean"
 
 
+def _grouped_tasks(rng, centres=(0.15, 0.85)):
+    """50 random rows of each of 10 tasks peaked at ``centres`` in every coordinate, in turn."""
+    return [
+        (X, -((X - centres[k % len(centres)]) ** 2).sum(1))
+        for k, X in enumerate(rng.random((10, 50, 3)))
+    ]
+
+
+def test_the_automatic_meta_term_takes_tafs_form_where_the_tasks_disagree():
+    rng = np.random.default_rng(5)
+    agreeing = _grouped_tasks(rng, centres=(0.85,))
+    grouped = _grouped_tasks(rng)
+    opt = MetaBO(3, agreeing, seed=0)
+    assert opt.meta_term == "mean" and opt.disagreement < 0.03
+    opt = MetaBO(3, grouped, seed=0)
+    assert opt.meta_term == "taf" and opt.disagreement >= opt.options.taf_disagreement
+    assert MetaBO(3, grouped, seed=0, taf_disagreement=None).meta_term == "mean"
+    assert MetaBO(3, grouped, seed=0, meta_term="mean").meta_term == "mean"
+    assert MetaBO(3, grouped, "gp-ucb", seed=0).meta_term == "mean"  # reads no tasks
+    # An online task (the search's own lower fidelity) is not an earlier task: not counted.
+    opt = MetaBO(3, agreeing[:1], seed=0)
+    X = rng.random((50, 3))
+    opt.update_meta_task("rung-1", X, -((X - 0.85) ** 2).sum(1))
+    assert opt.meta_term == "mean" and opt.disagreement == 0.0
+
+
+def test_a_state_written_before_taf_disagreement_keeps_the_tasks_mean():
+    opt = MetaBO(3, _grouped_tasks(np.random.default_rng(6)), seed=0)
+    state = json.loads(json.dumps(opt.state_dict()))
+    assert MetaBO.from_state_dict(state).meta_term == "taf"
+    del state["options"]["taf_disagreement"]
+    assert MetaBO.from_state_dict(state).meta_term == "mean"
+
+
 def test_a_restored_engine_keeps_tafs_form_and_continues_identically():
 
     rng = np.random.default_rng(4)

@@ -72,6 +72,8 @@ def test_paper_variant_is_the_papers_practice():
         ({"portfolio_start": -1}, "portfolio_start must be an integer >= 0, got -1"),
         ({"probe_point": "worst"}, "probe_point must be one of"),
         ({"meta_term": "ei"}, "meta_term must be one of"),
+        ({"taf_disagreement": 1.5}, r"taf_disagreement must be in \[0, 1\] or None, got 1.5"),
+        ({"taf_disagreement": "high"}, "taf_disagreement must be in .* got 'high'"),
         ({"repeat_escalations": -1}, "repeat_escalations must be an integer >= 0, got -1"),
         ({"repeat_escalations": 2.0}, "repeat_escalations must be an integer >= 0, got 2.0"),
         ({"target_warp": "log"}, "target_warp must be one of"),
