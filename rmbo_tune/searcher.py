@@ -21,6 +21,7 @@ from ray.tune.search import Searcher
 from rmbo_tune import searcher_state
 from rmbo_tune.diagnostics import HISTORY_FILE, name_by_task, write_history
 from rmbo_tune.engine import MetaBO, MetaBOOptions, SearchSpaceExhausted
+from rmbo_tune.engine.meta_models import SEARCHED_CROWDING
 from rmbo_tune.engine.methods import METHODS
 from rmbo_tune.engine.threads import one_blas_thread
 from rmbo_tune.exceptions import OutOfSpaceError
@@ -404,11 +405,15 @@ class RMBOSearcher(Searcher):
         )
         auto = self._options.meta_term == "auto" and self._method == "rm-gp-ucb"
         if auto and self._engine.meta_term == "taf":
+            searched = self._engine.searched_score >= SEARCHED_CROWDING
             logger.info(
-                "RMBOSearcher: the earlier experiments' trials look like a search's "
-                "(crowding correlation %.2f), so the first suggestions take TAF's form "
+                "RMBOSearcher: %s, so the first suggestions take TAF's form "
                 "(meta_term='taf'; pass meta_term='mean' for eq. 2 of the paper)",
-                self._engine.searched_score,
+                f"the earlier experiments' trials look like a search's (crowding correlation "
+                f"{self._engine.searched_score:.2f})"
+                if searched
+                else f"the earlier experiments fall into groups with different best "
+                f"configurations (disagreement {self._engine.disagreement:.3f})",
             )
         if self._rewards is not None:
             for point, reward in zip(self._points, self._rewards, strict=True):

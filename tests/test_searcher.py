@@ -592,6 +592,31 @@ def test_earlier_searches_are_named_in_the_log_and_take_tafs_form(caplog):
     assert s.engine.meta_term == "mean" and "look like a search's" not in caplog.text
 
 
+def test_earlier_experiments_in_groups_are_named_in_the_log_and_take_tafs_form(caplog):
+    rng = np.random.default_rng(1)
+
+    def task(X, c):
+        return [{"x": float(a), "y": float(b)} for a, b in X], list(-((X - c) ** 2).sum(1))
+
+    grouped = [task(rng.random((40, 2)), 0.15 if k % 2 else 0.85) for k in range(10)]
+    with caplog.at_level("INFO", logger="rmbo_tune.searcher"):
+        s = RMBOSearcher(space=SPACE, metric="v", mode="max", meta_tasks=grouped, seed=0)
+        s.suggest("t0")
+    assert s.engine.meta_term == "taf" and "fall into groups" in caplog.text
+    caplog.clear()
+    with caplog.at_level("INFO", logger="rmbo_tune.searcher"):
+        s = RMBOSearcher(
+            space=SPACE,
+            metric="v",
+            mode="max",
+            meta_tasks=grouped,
+            seed=0,
+            taf_disagreement=None,
+        )
+        s.suggest("t0")
+    assert s.engine.meta_term == "mean" and "fall into groups" not in caplog.text
+
+
 def test_a_parameter_searched_before_and_fixed_now_reads_the_trials_at_its_value(caplog):
     # The earlier experiments searched a "mode" that moves their optimum from (0.3, 0.3) to
     # (0.8, 0.8); the new search fixes mode="b". Only the trials at "b" are read, so the
