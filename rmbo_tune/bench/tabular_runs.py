@@ -344,7 +344,8 @@ def search(
         ``values`` (table units), ``seconds`` (each evaluation's ask and tell), ``optimum``,
         ``weights`` (empty for methods without meta-weights), ``nu`` and ``configs`` (index
         of each evaluated config in ``target.configs``); evaluations in the order asked,
-        which is the order told. With ``told_at``, also ``observed``, the values told.
+        which is the order told. With ``told_at``, also ``observed``, the values told. For
+        RM-GP-UCB, also ``meta_term``, the form ``meta_term="auto"`` resolved to.
 
     Raises
     ------
@@ -399,6 +400,8 @@ def search(
     }
     if told_at is not None:
         out["observed"] = observed
+    if opt.method == "rm-gp-ucb":
+        out["meta_term"] = opt.meta_term
     return out
 
 

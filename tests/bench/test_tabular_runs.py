@@ -317,6 +317,7 @@ def test_initial_configs_are_told_to_every_method_before_it_suggests(grid: Path)
     assert by_seed[0] != by_seed[1]  # drawn per seed
     rm = doc["runs"]["rm-gp-ucb"][0]
     assert len(rm["nu"]) == 3 and rm["nu"][0] <= 1.0  # records of the suggestions only
+    assert rm["meta_term"] in ("mean", "taf") and "meta_term" not in doc["runs"]["gp-ucb"][0]
     plain = tabular_runs.run(bench, **kwargs, meta_samples=20)
     assert plain["settings"]["initial"] is None
     with pytest.raises(ValueError, match="initial must be an integer from 0 to budget - 1"):
