@@ -117,7 +117,7 @@ def disagreement(mu: Array) -> float:
     share the rise in effect (``(sum g)^2 / sum g^2`` of the tasks' rises ``g``): the best
     region of a single task is not a group's, and with a few tasks one of pure noise would
     otherwise decide (the paper's synthetic tasks: 4, two of them noise). Tasks that rate
-    the same region best leave little for a second point: 0.05-0.08 on the shipped grids
+    the same region best leave little for a second point: 0.04-0.08 on the shipped grids
     whose tasks agree (SVM, boosting, random forest, decision trees); tasks in groups leave
     more: 0.09-0.11 on nearest neighbours, logistic regression, SGD, networks
     (docs/benchmarks.md, "Earlier tasks that disagree"). Order only, so each task's output

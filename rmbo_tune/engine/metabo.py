@@ -658,7 +658,8 @@ class MetaBO:
             meta_cache=self._meta_cache_get,
             meta_sample=self._meta_sample,
             record=record,
-            meta_term=self.meta_term,
+            # Only RM-GP-UCB reads it: resolving "auto" predicts every task at the candidates.
+            meta_term=self.meta_term if self.method == "rm-gp-ucb" else self.options.meta_term,
             n_given=self.n_given,
         )
 

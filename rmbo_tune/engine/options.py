@@ -277,16 +277,17 @@ class MetaBOOptions:
     taf_disagreement : float or None
         ``meta_term="auto"`` takes TAF's form when the earlier tasks' disagreement
         (:func:`~rmbo_tune.engine.meta_models.disagreement`: what a greedy portfolio's second
-        point adds to the tasks' mean percentile of the first; 0.05-0.08 on the shipped grids
+        point adds to the tasks' mean percentile of the first; 0.04-0.08 on the shipped grids
         whose tasks agree, 0.09-0.11 where they fall into groups) is at least this. Where
         the tasks disagree, their weighted mean leads the search to the consensus and its
         neighbours, good for no group in particular, while each task's gain over its
         prediction at the target's observations goes to the best region of the tasks the
         observations so far serve worst. Chosen between the two groups of grids (paired
-        against "mean" over every target x 3 seeds at 5 / 10: nearest neighbours -0.0085 ±
-        0.0057 / +0.0024 ± 0.0044, logistic regression -0.0097 ± 0.0052 / -0.0200 ± 0.0106,
-        networks -0.0043 ± 0.0034 / -0.0020 ± 0.0019; docs/benchmarks.md, "Earlier tasks
-        that disagree"). None: TAF's form for searched tasks only.
+        against "mean" over every target x 3 seeds at 5 / 10: nearest neighbours -0.0089 ±
+        0.0057 / +0.0023 ± 0.0044, logistic regression -0.0094 ± 0.0052 / -0.0199 ± 0.0107,
+        networks -0.0036 ± 0.0034 / -0.0018 ± 0.0019; SGD +0.0031 ± 0.0027 / +0.0054 ±
+        0.0022; docs/benchmarks.md, "Earlier tasks that disagree"). None: TAF's form for
+        searched tasks only.
     eta_n : float
         ``eta * N``, the FTRL learning rate (paper: 1).
     r : float or None
