@@ -9,6 +9,7 @@ import pytest
 from rmbo_tune.bench.synthetic import make_problem
 from rmbo_tune.engine import METHODS, MetaBO, SearchSpaceExhausted
 from rmbo_tune.engine.acquisition import weighted_improvement
+from rmbo_tune.engine.meta_models import disagreement
 from tests.conftest import bowl, saturating_tasks, searched_rows
 
 
@@ -742,11 +743,13 @@ def test_the_automatic_meta_term_takes_tafs_form_where_the_tasks_disagree():
     assert MetaBO(3, grouped, seed=0, taf_disagreement=None).meta_term == "mean"
     assert MetaBO(3, grouped, seed=0, meta_term="mean").meta_term == "mean"
     assert MetaBO(3, grouped, "gp-ucb", seed=0).meta_term == "mean"  # reads no tasks
-    # An online task (the search's own lower fidelity) is not an earlier task: not counted.
-    opt = MetaBO(3, agreeing[:1], seed=0)
-    X = rng.random((50, 3))
-    opt.update_meta_task("rung-1", X, -((X - 0.85) ** 2).sum(1))
-    assert opt.meta_term == "mean" and opt.disagreement == 0.0
+    # Online tasks (the search's own lower fidelities) are not earlier tasks: not counted.
+    opt = MetaBO(3, agreeing, seed=0)
+    for k, X in enumerate(rng.random((5, 50, 3))):
+        opt.update_meta_task(f"rung-{k}", X, -((X - 0.15) ** 2).sum(1))
+    opt.ask()  # fits the online tasks' GPs and resolves the meta term
+    assert opt.meta_term == "mean" and opt.disagreement < 0.03
+    assert disagreement(opt._meta_cache_get().mu) > 0.1  # what counting them would give
 
 
 def test_a_state_written_before_taf_disagreement_keeps_the_tasks_mean():
