@@ -21,7 +21,6 @@ from ray.tune.search import Searcher
 from rmbo_tune import searcher_state
 from rmbo_tune.diagnostics import HISTORY_FILE, name_by_task, write_history
 from rmbo_tune.engine import MetaBO, MetaBOOptions, SearchSpaceExhausted
-from rmbo_tune.engine.meta_models import SEARCHED_CROWDING
 from rmbo_tune.engine.methods import METHODS
 from rmbo_tune.engine.threads import one_blas_thread
 from rmbo_tune.exceptions import OutOfSpaceError
@@ -403,15 +402,17 @@ class RMBOSearcher(Searcher):
         self._engine = MetaBO(
             space.dim, meta, self._method, seed=self._seed, project=space.project, **options
         )
-        auto = self._options.meta_term == "auto" and self._method == "rm-gp-ucb"
-        if auto and self._engine.meta_term == "taf":
-            searched = self._engine.searched_score >= SEARCHED_CROWDING
+        # Only RM-GP-UCB reads the meta term (resolving "auto" predicts every task).
+        if self._method == "rm-gp-ucb" and (source := self._engine.meta_term_source) in (
+            "searched",
+            "disagreement",
+        ):
             logger.info(
                 "RMBOSearcher: %s, so the first suggestions take TAF's form "
                 "(meta_term='taf'; pass meta_term='mean' for eq. 2 of the paper)",
                 f"the earlier experiments' trials look like a search's (crowding correlation "
                 f"{self._engine.searched_score:.2f})"
-                if searched
+                if source == "searched"
                 else f"the earlier experiments fall into groups with different best "
                 f"configurations (disagreement {self._engine.disagreement:.3f})",
             )

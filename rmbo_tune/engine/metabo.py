@@ -396,18 +396,27 @@ class MetaBO:
         return disagreement(self._meta_cache_get().mu[: self._given_tasks()])
 
     @property
-    def meta_term(self) -> str:
-        """Option ``meta_term`` with "auto" resolved: "taf" when :attr:`searched_score` is
-        at least ``SEARCHED_CROWDING`` or :attr:`disagreement` at least option
-        ``taf_disagreement``, else "mean"."""
+    def meta_term_source(self) -> str:
+        """What decides :attr:`meta_term`: "option" (option ``meta_term`` is not "auto"),
+        "searched" (:attr:`searched_score` at least ``SEARCHED_CROWDING``), "disagreement"
+        (:attr:`disagreement` at least option ``taf_disagreement``) or "default"."""
         if self.options.meta_term != "auto":
-            return self.options.meta_term
+            return "option"
         if self.searched_score >= SEARCHED_CROWDING:
-            return "taf"
+            return "searched"
         limit = self.options.taf_disagreement
         if limit is not None and self._uses_meta and self.disagreement >= limit:
-            return "taf"
-        return "mean"
+            return "disagreement"
+        return "default"
+
+    @property
+    def meta_term(self) -> str:
+        """Option ``meta_term`` with "auto" resolved: "taf" when the earlier tasks' rows look
+        searched or the tasks disagree (:attr:`meta_term_source`), else "mean"."""
+        source = self.meta_term_source
+        if source == "option":
+            return self.options.meta_term
+        return "mean" if source == "default" else "taf"
 
     def _fit_task_warp(self) -> None:
         if self._warp_prior is None or self.task_warp is not None:

@@ -738,8 +738,11 @@ def test_the_automatic_meta_term_takes_tafs_form_where_the_tasks_disagree():
     grouped = _grouped_tasks(rng)
     opt = MetaBO(3, agreeing, seed=0)
     assert opt.meta_term == "mean" and opt.disagreement < 0.03
+    assert opt.meta_term_source == "default"
     opt = MetaBO(3, grouped, seed=0)
     assert opt.meta_term == "taf" and opt.disagreement >= opt.options.taf_disagreement
+    assert opt.meta_term_source == "disagreement"
+    assert MetaBO(3, grouped, seed=0, meta_term="taf").meta_term_source == "option"
     assert MetaBO(3, grouped, seed=0, taf_disagreement=None).meta_term == "mean"
     assert MetaBO(3, grouped, seed=0, meta_term="mean").meta_term == "mean"
     assert MetaBO(3, grouped, "gp-ucb", seed=0).meta_term == "mean"  # reads no tasks
