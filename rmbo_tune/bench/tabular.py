@@ -2,8 +2,9 @@
 
 ``rmbo-tune bench tabular --data DIR --mode min`` (or ``python -m rmbo_tune.bench.tabular``);
 ``rmbo-tune bench tabular --suite svm`` (or ``hgb``, ``rf``, ``knn``, ``logreg``, ``sgd``,
-``tree``, ``mlp``, ``svc``, ``ada``, ``boost2d``, ``svc2d``, ``lcdb``) runs a meta-dataset
-shipped with the package (``rmbo_tune/bench/data``) with the paper's protocol as defaults.
+``tree``, ``mlp``, ``svc``, ``ada``, ``boost2d``, ``svc2d``, ``krr``, ``lcdb``) runs a
+meta-dataset shipped with the package (``rmbo_tune/bench/data``) with the paper's protocol as
+defaults.
 
 Data format
 -----------
@@ -193,6 +194,13 @@ SUITES: dict[str, dict[str, str]] = {
         "mode": "min",
         "about": "neural-network regression grid (96 configs x 21 datasets, one categorical "
         "column, error minimized; rmbo_tune.bench.make_mlp_grid)",
+    },
+    "krr": {
+        "folder": "krr-grid",
+        "log_columns": "alpha,gamma",
+        "mode": "min",
+        "about": "kernel-ridge regression grid (189 configs x 21 datasets, one categorical "
+        "column, error minimized; rmbo_tune.bench.make_krr_grid)",
     },
     "lcdb": {
         "folder": "lcdb-learners",
