@@ -2,9 +2,9 @@
 
 ``rmbo-tune bench tabular --data DIR --mode min`` (or ``python -m rmbo_tune.bench.tabular``);
 ``rmbo-tune bench tabular --suite svm`` (or ``hgb``, ``rf``, ``knn``, ``logreg``, ``sgd``,
-``tree``, ``mlp``, ``svc``, ``ada``, ``boost2d``, ``svc2d``, ``krr``, ``lcdb``) runs a
-meta-dataset shipped with the package (``rmbo_tune/bench/data``) with the paper's protocol as
-defaults.
+``tree``, ``mlp``, ``svc``, ``ada``, ``boost2d``, ``svc2d``, ``krr``, ``gbr``, ``lcdb``) runs
+a meta-dataset shipped with the package (``rmbo_tune/bench/data``) with the paper's protocol
+as defaults.
 
 Data format
 -----------
@@ -201,6 +201,13 @@ SUITES: dict[str, dict[str, str]] = {
         "mode": "min",
         "about": "kernel-ridge regression grid (189 configs x 21 datasets, one categorical "
         "column, error minimized; rmbo_tune.bench.make_krr_grid)",
+    },
+    "gbr": {
+        "folder": "gbr-grid",
+        "log_columns": "learning_rate,max_depth",
+        "mode": "min",
+        "about": "gradient-boosted regression grid (225 configs x 21 datasets, one "
+        "categorical column, error minimized; rmbo_tune.bench.make_gbr_grid)",
     },
     "lcdb": {
         "folder": "lcdb-learners",
