@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from rmbo_tune.bench.make_hgb_grid import build
-from rmbo_tune.bench.make_mlp_grid import datasets
+from rmbo_tune.bench.make_mlp_grid import DIVERGED, datasets, relative_rmse
 
 GRID: dict[str, list] = {
     "loss": ["squared_error", "absolute_error", "huber"],
@@ -31,14 +31,13 @@ GRID: dict[str, list] = {
     "max_depth": [1, 2, 3, 5, 8],
     "subsample": [0.5, 0.75, 1.0],
 }
-DIVERGED = 10.0
+__all__ = ["DIVERGED", "GRID", "evaluate", "main"]
 
 
 def evaluate(X: np.ndarray, y: np.ndarray, config: dict) -> float:
     """Root mean squared error over ``std(y)`` of one configuration by 3-fold CV (mean of
     the folds' errors), ``DIVERGED`` where the error is not finite or larger."""
     from sklearn.ensemble import GradientBoostingRegressor
-    from sklearn.model_selection import KFold, cross_val_score
 
     model = GradientBoostingRegressor(
         loss=config["loss"],
@@ -48,13 +47,7 @@ def evaluate(X: np.ndarray, y: np.ndarray, config: dict) -> float:
         n_estimators=50,
         random_state=0,
     )
-    folds = KFold(3, shuffle=True, random_state=0)
-    with np.errstate(all="ignore"):
-        scores = cross_val_score(
-            model, X, y, cv=folds, scoring="neg_root_mean_squared_error", error_score=np.nan
-        )
-    value = float(-scores.mean() / y.std())
-    return value if np.isfinite(value) and value < DIVERGED else DIVERGED
+    return relative_rmse(model, X, y)
 
 
 def main(argv: list[str] | None = None) -> None:
