@@ -1,7 +1,7 @@
 """Build the ``gbr-grid`` tabular meta-dataset: gradient-boosted regression trees, many tasks.
 
 ``python -m rmbo_tune.bench.make_gbr_grid --out rmbo_tune/bench/data/gbr-grid --processes 2``
-(needs scikit-learn; about 15 minutes on two cores) writes one CSV per dataset with the
+(needs scikit-learn; about 16 minutes on two cores) writes one CSV per dataset with the
 columns ``loss, learning_rate, max_depth, subsample, value``: a 225-configuration grid of
 scikit-learn's ``GradientBoostingRegressor`` with 50 trees (loss squared error, absolute
 error or Huber; learning rate from 0.01 to 1, half a decade apart; depth 1, 2, 3, 5 or 8;
