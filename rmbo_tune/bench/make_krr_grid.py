@@ -1,7 +1,7 @@
 """Build the ``krr-grid`` tabular meta-dataset: kernel ridge regression, many regression tasks.
 
 ``python -m rmbo_tune.bench.make_krr_grid --out rmbo_tune/bench/data/krr-grid --processes 2``
-(needs scikit-learn; about 3 minutes on two cores) writes one CSV per dataset with the
+(needs scikit-learn; about a minute on two cores) writes one CSV per dataset with the
 columns ``kernel, alpha, gamma, value``: a 189-configuration grid of scikit-learn's
 ``KernelRidge`` (kernel RBF, Laplacian or cubic polynomial ``(gamma x.x' + 1)^3``; ridge
 penalty ``alpha`` from 1e-4 to 100, a decade apart; ``gamma`` from 0.001 to 10, half a
@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from rmbo_tune.bench.make_hgb_grid import build
-from rmbo_tune.bench.make_mlp_grid import DIVERGED, datasets, relative_rmse
+from rmbo_tune.bench.make_mlp_grid import DIVERGED, datasets, relative_rmse, standardized
 
 GRID: dict[str, list] = {
     "kernel": ["rbf", "laplacian", "polynomial"],
@@ -36,10 +36,7 @@ __all__ = ["DIVERGED", "GRID", "evaluate", "main"]
 def evaluate(X: np.ndarray, y: np.ndarray, config: dict) -> float:
     """Root mean squared error over ``std(y)`` of one configuration by 3-fold CV (mean of
     the folds' errors), ``DIVERGED`` where the error is not finite or larger."""
-    from sklearn.compose import TransformedTargetRegressor
     from sklearn.kernel_ridge import KernelRidge
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
 
     ridge = KernelRidge(
         alpha=float(config["alpha"]),
@@ -48,11 +45,8 @@ def evaluate(X: np.ndarray, y: np.ndarray, config: dict) -> float:
         degree=3,
         coef0=1.0,
     )
-    model = TransformedTargetRegressor(
-        make_pipeline(StandardScaler(), ridge), transformer=StandardScaler()
-    )
     # An ill-conditioned polynomial kernel falls back to least squares with a warning.
-    return relative_rmse(model, X, y)
+    return relative_rmse(standardized(ridge), X, y)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -131,13 +131,22 @@ def relative_rmse(model: object, X: np.ndarray, y: np.ndarray) -> float:
     return value if np.isfinite(value) and value < DIVERGED else DIVERGED
 
 
+def standardized(regressor: object) -> object:
+    """``regressor`` fitted to standardized inputs and a standardized target (its
+    predictions mapped back to the target's units)."""
+    from sklearn.compose import TransformedTargetRegressor
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return TransformedTargetRegressor(
+        make_pipeline(StandardScaler(), regressor), transformer=StandardScaler()
+    )
+
+
 def evaluate(X: np.ndarray, y: np.ndarray, config: dict) -> float:
     """Root mean squared error over ``std(y)`` of one configuration by 3-fold CV (mean of
     the folds' errors), ``DIVERGED`` where training diverges."""
-    from sklearn.compose import TransformedTargetRegressor
     from sklearn.neural_network import MLPRegressor
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
 
     net = MLPRegressor(
         hidden_layer_sizes=(config["hidden_units"],),
@@ -147,10 +156,7 @@ def evaluate(X: np.ndarray, y: np.ndarray, config: dict) -> float:
         max_iter=100,
         random_state=0,
     )
-    model = TransformedTargetRegressor(
-        make_pipeline(StandardScaler(), net), transformer=StandardScaler()
-    )
-    return relative_rmse(model, X, y)
+    return relative_rmse(standardized(net), X, y)
 
 
 def main(argv: list[str] | None = None) -> None:
