@@ -218,7 +218,9 @@ def plot(
             se = row["se"] if row["se"] > 0 else math.inf
             z[i, j] = np.clip(row["diff"] / se, -3.0, 3.0) if math.isfinite(se) else 0.0
             text = f"{row['diff']:+.4f}" + ("" if title else f"\n{row['best']}")
-            ax.text(j, i, text, ha="center", va="center", fontsize=7)
+            # White on the darkest cells, where black text would not read.
+            color = "white" if abs(z[i, j]) >= 2.0 else "black"
+            ax.text(j, i, text, ha="center", va="center", fontsize=7, color=color)
     image = ax.imshow(z, cmap="RdBu_r", vmin=-3.0, vmax=3.0, aspect="auto")
     ax.set_xticks(range(len(horizons)), [f"@{h}" for h in horizons])
     ax.set_yticks(range(len(names)), names)
