@@ -56,6 +56,10 @@ from rmbo_tune.engine.types import Array, Mask
 # The informative probe: candidates whose comparison with the reference carries at least this
 # share of the most informative one's information; the tasks' best of them is evaluated.
 INFORMATIVE_SHARE = 0.7
+# probe_point="auto": with fewer meta-tasks than this, each is a tenth of the weight or more
+# at the first point, and the clipped gain lets one task's own best draw the probe; the
+# smoothed gain also counts the losses the others expect there.
+PROBE_FEW_TASKS = 10
 # Mean discordance of the tasks with the first observations (including the informative
 # probe) from which the lowest point is probed too: three quarters of the tasks order the
 # target's pairs wrongly, as mirror images of the target do, while a split among the tasks
@@ -689,10 +693,10 @@ class MetaBO:
         started = len(self.target.y_list) + len(self._pending)
         if started == self.options.probe_after:
             if self._mean_discordance(no_evidence=1.0) >= 0.5:
-                return self.options.probe_point
+                return self.probe_point
             return None
         if (
-            self.options.probe_point != "lowest"
+            self.probe_point != "lowest"
             and started == self.options.probe_after + 1
             and bool(self.history)
             and self.history[-1]["branch"] == "probe"
@@ -818,13 +822,22 @@ class MetaBO:
         spread = np.maximum(mu.std(axis=1, keepdims=True), 1e-12)
         rating = w @ ((mu - mu.mean(axis=1, keepdims=True)) / spread)
         informative = info >= INFORMATIVE_SHARE * info.max()
-        if self.options.probe_point in ("gain", "smoothed"):
-            scale = _discrepancy(mu - mu_ref) if self.options.probe_point == "smoothed" else 0.0
+        if (point := self.probe_point) in ("gain", "smoothed"):
+            scale = _discrepancy(mu - mu_ref) if point == "smoothed" else 0.0
             gain = acq.smoothed_improvement(w, mu, mu_ref[:, 0], scale)
             gain = np.where(informative, gain, 0.0)
             if gain.max() > 0.0:
                 return cand.lowest(points, np.where(informative, -gain, np.inf), exclude, tol)
         return cand.lowest(points, np.where(informative, -rating, np.inf), exclude, tol)
+
+    @property
+    def probe_point(self) -> str:
+        """Where the probe goes: option ``probe_point``, with "auto" resolved by the number
+        of meta-tasks (``PROBE_FEW_TASKS``)."""
+        point = self.options.probe_point
+        if point != "auto":
+            return point
+        return "smoothed" if self.n_meta_tasks < PROBE_FEW_TASKS else "gain"
 
     def _meta_cache_get(self) -> acq.MetaCache:
         if self._meta_cache is None:

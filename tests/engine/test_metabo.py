@@ -508,6 +508,32 @@ def test_the_gain_probes_go_where_the_tasks_expect_most_gain_over_the_first_poin
     np.testing.assert_allclose(asks, asks[1])
 
 
+def test_the_default_probe_is_smoothed_with_fewer_than_ten_tasks_and_clipped_with_more():
+    grid = np.linspace(0.0, 1.0, 41)[:, None]
+    X = np.linspace(0.0, 1.0, 21)[:, None]
+    # One task's own narrow peak at 0.9, the others' broad optimum at 0.3 (where the first
+    # point goes): the clipped gain is that one task's, the smoothed gain charges it with
+    # the others' losses there.
+    others = [(X, -((X[:, 0] - 0.3) ** 2) + 0.01 * k) for k in range(8)]
+    peak = (X, -((X[:, 0] - 0.3) ** 2) + 2.0 * np.exp(-(((X[:, 0] - 0.9) / 0.05) ** 2)))
+
+    def probe(tasks, point=None):
+        kwargs = {} if point is None else {"probe_point": point}
+        opt = MetaBO(1, tasks, "rm-gp-ucb", candidates=grid, seed=0, **kwargs)
+        opt.tell(opt.ask(), 0.0)
+        x = opt.ask()
+        assert opt.history[-1]["branch"] == "probe"
+        return opt.probe_point, x[0]
+
+    few, many = [peak, *others[:3]], [peak, *others, *others[:1]]
+    assert len(few) < 10 <= len(many)
+    resolved, x = probe(few)
+    assert (resolved, x) == ("smoothed", probe(few, "smoothed")[1])
+    resolved, x = probe(many)
+    assert (resolved, x) == ("gain", probe(many, "gain")[1])
+    assert probe(few, "gain")[1] != probe(few, "smoothed")[1]
+
+
 def test_a_blind_batch_continues_the_probe_as_a_greedy_portfolio():
     grid = np.linspace(0.0, 1.0, 41)[:, None]
     X = np.linspace(0.0, 1.0, 21)[:, None]
