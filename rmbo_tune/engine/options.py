@@ -69,12 +69,11 @@ class MetaBOOptions:
         point, and the clipped gain lets one task's own best draw the probe; with five
         tasks (RM-GP-UCB, 3 seeds, paired) the smoothed gain lowered the regret at 3 on
         seven of ten grids (SVM 0.161 -> 0.091, random forest 0.093 -> 0.074) and raised it
-        on networks and logistic regression (0.061 -> 0.065); with 23-49 tasks the clipped
+        on networks and logistic regression (0.061 -> 0.065 there); with 23-49 tasks the clipped
         gain is ahead at 2-5 on nearest neighbours, RBF SVMs and networks
-        (``docs/benchmarks.md``, "A few earlier experiments").
-        "gain", "smoothed" and "informative" choose among the
-        points whose comparison with the best observation so far tells the most about the
-        tasks (at least 0.7 of the most, by
+        (``docs/benchmarks.md``, "A few earlier experiments"). "gain", "smoothed" and
+        "informative" choose among the points whose comparison with the best observation so
+        far tells the most about the tasks (at least 0.7 of the most, by
         :func:`~rmbo_tune.engine.meta_weights.comparison_information`: where the tasks split,
         or agree with confidence). "gain": the one where the weighted tasks expect the most
         improvement over their own predictions at that observation (``sum_i w_i max(0,
@@ -89,9 +88,8 @@ class MetaBOOptions:
         observation when most tasks agree on it. With 23-49 tasks, regret at 10
         evaluations, gain against smoothed (paired): boosting 0.036 / 0.041, logistic
         regression 0.019 / 0.022, SVM (50 targets) 0.020 / 0.023, lower on RBF SVMs and
-        networks too; the smoothed gain is
-        ahead at 5 on SVM (0.035 / 0.043) and from 10 on nearest neighbours
-        (``docs/benchmarks.md``, "The probe, over every target").
+        networks too; the smoothed gain is ahead at 5 on SVM (0.035 / 0.043) and from 10 on
+        nearest neighbours (``docs/benchmarks.md``, "The probe, over every target").
         Where no task expects a gain, the rating's best. With any of the three, if the
         observations told by then are ordered wrongly by at least 3/4 of the tasks on
         average, as mirror images of the target order them, a second probe goes where the
