@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 import ray
 from ray import tune
+from ray.tune.stopper import TimeoutStopper
 
 from rmbo_tune import RMBOSearcher, searcher_state
 
@@ -495,6 +496,18 @@ def test_a_worker_killed_mid_trial_is_retried_or_a_failure(tmp_path, ray_local, 
     assert searcher.counts["observed"] == n - len(results.errors)
 
 
+class _BudgetFromTheHang(TimeoutStopper):
+    """The stopper ``time_budget_s`` creates, its clock started once the victim hangs: on a
+    loaded machine a budget counted from ``fit()`` can run out before any trial started."""
+
+    def __init__(self, folder: str, timeout: float) -> None:
+        super().__init__(timeout)
+        self.victim = os.path.join(folder, "victim")
+
+    def stop_all(self) -> bool:
+        return os.path.exists(self.victim) and super().stop_all()
+
+
 def test_a_trial_hanging_past_the_time_budget_is_not_observed(tmp_path, ray_local):
     n = 6
     searcher = RMBOSearcher(metric="loss", mode="min", seed=0)
@@ -506,9 +519,14 @@ def test_a_trial_hanging_past_the_time_budget_is_not_observed(tmp_path, ray_loca
             num_samples=n,
             max_concurrent_trials=2,
             reuse_actors=True,
-            time_budget_s=20,
+            time_budget_s=900,  # only if no trial ever starts
         ),
-        run_config=tune.RunConfig(storage_path=str(tmp_path), name="hang", verbose=0),
+        run_config=tune.RunConfig(
+            storage_path=str(tmp_path),
+            name="hang",
+            verbose=0,
+            stop=_BudgetFromTheHang(str(tmp_path), 10),
+        ),
     ).fit()  # returns at the budget although a trial is still hanging
     hung = (tmp_path / "victim").read_text().split()[1]
     # How many others finish within the budget depends on the machine's load, and Tune ends
