@@ -11,8 +11,9 @@
   ``tabular --data DIR``, ``fidelity`` (searchers beside ASHA on replayed learning
   curves); measurements: ``latency``, ``overhead``, ``load-time``; ``scoreboard``
   (one method against the strongest other one on several ``tabular`` results), ``ablation``
-  (an option's runs against the default's) and ``tails`` (how often and how badly each method
-  loses to GP-UCB, run by run).
+  (an option's runs against the default's), ``tails`` (how often and how badly each method
+  loses to GP-UCB, run by run) and ``placement`` (how the earlier tasks rate each method's
+  evaluations, step by step).
   ``rmbo-tune bench TASK --help`` lists each one's options.
 """
 
@@ -35,6 +36,7 @@ BENCHES = {
     "scoreboard": "rmbo_tune.bench.scoreboard",
     "ablation": "rmbo_tune.bench.ablation",
     "tails": "rmbo_tune.bench.tails",
+    "placement": "rmbo_tune.bench.placement",
 }
 
 

@@ -18,6 +18,7 @@ OWN_OPTION = {
     "scoreboard": "--reference",
     "ablation": "--method",
     "tails": "--tolerance",
+    "placement": "--steps",
 }
 
 
