@@ -21,6 +21,7 @@ evaluations before it went where the earlier tasks point or away from them. It w
 from __future__ import annotations
 
 import argparse
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -95,7 +96,8 @@ def placement(
     -------
     dict of str to dict of str to ndarray
         Per method, ``percentile`` and ``improved`` of shape (steps,): means over its runs
-        (``improved`` is NaN at the first evaluation).
+        (``improved`` is NaN at the first evaluation, ``percentile`` where no run's
+        configuration is rated).
 
     Raises
     ------
@@ -126,8 +128,11 @@ def placement(
             best = best_so_far(r["values"][:length], doc["mode"])
             step_up = np.isfinite(best[1:]) & ~(best[1:] == best[:-1])  # a first value counts
             improved.append(np.r_[np.nan, step_up.astype(np.float64)])
+        with warnings.catch_warnings():  # a step no other task rates: NaN, shown as "-"
+            warnings.simplefilter("ignore", RuntimeWarning)
+            rated_mean = np.nanmean(np.array(pct), axis=0)
         out[m] = {
-            "percentile": np.nanmean(np.array(pct), axis=0),
+            "percentile": rated_mean,
             "improved": np.mean(np.array(improved), axis=0),
         }
     return out

@@ -66,6 +66,19 @@ def test_each_step_averages_the_runs_and_counts_improvements() -> None:
     assert "| a | 0.85 | 0.15 | 0.50 |" in text and "| b | - | 0.00 | 0.00 |" in text
 
 
+def test_configurations_no_other_task_lists_are_left_unrated(tmp_path: Path) -> None:
+    folder = tmp_path / "g"
+    folder.mkdir()
+    (folder / "t.csv").write_text("a,value\n0,1\n5,2\n")
+    (folder / "u.csv").write_text("a,value\n0,1\n1,2\n")
+    pct = placement.task_percentiles(load_tabular(folder, mode="max"))
+    assert pct["t"][0] == pytest.approx(0.0) and np.isnan(pct["t"][1])
+    doc = _doc({"a": [_run("t", [1, 0], [2.0, 1.0])]})
+    table = placement.placement(doc, pct, steps=2)
+    assert np.isnan(table["a"]["percentile"][0]) and table["a"]["percentile"][1] == 0.0
+    assert "| a | - | 0.00 |" in placement.markdown(table)
+
+
 def test_runs_of_another_grid_are_refused() -> None:
     doc = _doc({"a": [_run("x", [0], [1.0])]})
     with pytest.raises(ValueError, match="'x' of 'a' is not in the grid"):
