@@ -169,13 +169,16 @@ class MetaBO:
         task_warp: Array | None = None,
         levels: cand.GridLevels | None = None,
         unrecorded: Sequence[Mask] | None = None,
+        n_given_tasks: int | None = None,
     ) -> None:
         """Build every model; meta-task GPs with a ``None`` in ``hypers`` are fitted (on the
         columns their task recorded: ``unrecorded`` as from
         :func:`~rmbo_tune.engine.candidates.check_meta_tasks`), and with
         ``input_warp="tasks"`` the tasks' warp unless ``task_warp`` gives it. With
         ``levels`` (option ``grid_levels``) ``tasks`` and ``candidates`` are already in the
-        spacing it maps to."""
+        spacing it maps to. ``n_given_tasks``: how many of ``tasks`` were given at
+        construction (a restored engine's online tasks follow them; default all), the ones
+        the fixed candidates are drawn around, as they were before the online ones existed."""
         self.dim, self.method, self.options = dim, method, options
         self._method, opt = check_method(method), options
         self.rng, self._seeds = rng, seeds
@@ -195,7 +198,7 @@ class MetaBO:
             self._fixed = candidates
         else:
             self._fixed = cand.fixed_candidates(
-                dim, opt.n_candidates, seeds["sobol"], tasks, self.project
+                dim, opt.n_candidates, seeds["sobol"], tasks[:n_given_tasks], self.project
             )
         # A categorical parameter's one-hot columns, as the candidates show them.
         tied = cand.onehot_groups(self._fixed) if opt.onehot_lengthscales == "group" else ()

@@ -174,6 +174,8 @@ def load(
         for t in state["meta_tasks"]
     ]
     cands = state["candidates"]
+    # Both absent from states written before online meta-tasks existed.
+    online = {t["name"]: OnlineTask(**t) for t in state.get("online_tasks", [])}
     rng = np.random.default_rng()
     rng.bit_generator.state = state["rng"]
     # The constructor without its fits: the state holds every fitted hyperparameter.
@@ -190,6 +192,7 @@ def load(
         project=project,
         task_warp=_task_warp(state.get("task_warp"), dim),
         levels=_levels(state.get("levels"), dim, cands is not None),
+        n_given_tasks=min((t.index for t in online.values()), default=len(tasks)),
     )
     target = engine.target
     for x, v in zip(X, y, strict=True):
@@ -207,8 +210,7 @@ def load(
     if not 0 <= target.factor_base <= len(y):
         raise ValueError(f"MetaBO state: factor_base {target.factor_base} is not in [0, {len(y)}]")
     engine.weight_state.load_state_dict(state["weights"])
-    # Both absent from states written before online meta-tasks existed.
-    engine._online = {t["name"]: OnlineTask(**t) for t in state.get("online_tasks", [])}
+    engine._online = online
     engine._excluded = list(_points(state.get("excluded", []), dim, "excluded"))
     engine.history = [dict(r) for r in state["history"]]
     return engine

@@ -111,6 +111,8 @@ def test_state_round_trip_with_online_tasks(gap_estimate):
     saved = opt.state_dict()
     again = MetaBO.from_state_dict(saved)
     assert again.online_tasks == ["epoch=1"] and len(again.excluded) == 4
+    # The fixed candidates were drawn before the online task existed; so are the restored.
+    np.testing.assert_array_equal(again._fixed, opt._fixed)
     for _ in range(3):
         a, b = opt.ask(), again.ask()
         np.testing.assert_allclose(a, b, atol=1e-6)
