@@ -27,7 +27,7 @@ from typing import Any
 
 from rmbo_tune.bench.options import positive_int_list
 from rmbo_tune.bench.report import load_results
-from rmbo_tune.bench.scoreboard import compare, paired_cell, write
+from rmbo_tune.bench.scoreboard import compare, paired_cell, pooled_runs, write
 
 __all__ = ["main", "markdown", "pair", "pair_folders"]
 
@@ -101,7 +101,10 @@ def pair_folders(
     ----------
     base, variant : str or path-like
         Each a results directory (holding ``results.json``) or a folder of them, one
-        subdirectory per benchmark; subdirectories are matched by name.
+        subdirectory per benchmark; subdirectories are matched by name. Several,
+        comma-separated, are pooled (runs of the same grids with different ``--seed``, as
+        :func:`~rmbo_tune.bench.scoreboard.pooled_runs` pools them): a benchmark is then
+        one that every folder of both sides holds.
     method : str
         The method compared.
     horizons : sequence of int
@@ -120,25 +123,34 @@ def pair_folders(
     ValueError
         As :func:`pair`, prefixed with the benchmark's name.
     """
-    base, variant = Path(base).expanduser(), Path(variant).expanduser()
-    if (base / "results.json").is_file() or (variant / "results.json").is_file():
-        names = {variant.name: (base, variant)}
+    bases, variants = _paths(base), _paths(variant)
+    names: dict[str, tuple[list[Path], list[Path]]]
+    if any((p / "results.json").is_file() for p in [*bases, *variants]):
+        names = {variants[0].name: (bases, variants)}
     else:
-        sides = [_benchmarks(p) for p in (base, variant)]
-        shared = [n for n in sides[0] if n in sides[1]]
+        sides = [_benchmarks(p) for p in [*bases, *variants]]
+        shared = [n for n in sides[0] if all(n in side for side in sides[1:])]
         if not shared:
-            raise FileNotFoundError(
-                f"{base} ({sorted(sides[0])}) and {variant} ({sorted(sides[1])}) "
-                "share no benchmark directory"
-            )
-        names = {n: (base / n, variant / n) for n in shared}
+            folders = [*bases, *variants]
+            listed = ", ".join(f"{p} ({n})" for p, n in zip(folders, sides, strict=True))
+            raise FileNotFoundError(f"{listed} share no benchmark directory")
+        names = {n: ([p / n for p in bases], [p / n for p in variants]) for n in shared}
     boards = {}
     for name, (b, v) in names.items():
         try:
-            boards[name] = pair(load_results(b), load_results(v), method, horizons)
+            boards[name] = pair(_pooled(b, name), _pooled(v, name), method, horizons)
         except ValueError as exc:
             raise ValueError(f"{name}: {exc}") from exc
     return boards
+
+
+def _paths(arg: str | Path) -> list[Path]:
+    return [Path(part).expanduser() for part in str(arg).split(",") if part]
+
+
+def _pooled(paths: Sequence[Path], name: str) -> dict[str, Any]:
+    docs = [load_results(p) for p in paths]
+    return docs[0] if len(docs) == 1 else pooled_runs(docs, name)
 
 
 def _benchmarks(folder: Path) -> list[str]:
@@ -201,7 +213,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         description="Compare one method's 'rmbo-tune bench tabular' runs with other options "
         "(VARIANT) against the same runs with the default ones (BASE), paired by target.",
     )
-    p.add_argument("base", help="results directory, or a folder of them (one per benchmark)")
+    p.add_argument(
+        "base",
+        help="results directory, or a folder of them (one per benchmark); DIR,DIR,... pools "
+        "runs with different --seed",
+    )
     p.add_argument("variant", help="the same, run with other --option values")
     p.add_argument("--method", default="rm-gp-ucb", help="method compared (rm-gp-ucb)")
     p.add_argument(

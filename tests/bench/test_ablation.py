@@ -94,6 +94,25 @@ def test_folders_pair_their_benchmarks_by_name(tmp_path) -> None:
         ablation.pair_folders(base, tmp_path / "missing", "m", [1])
 
 
+def test_comma_separated_folders_pool_their_seeds(tmp_path) -> None:
+    # Two seed sets of each side, each numbering its seeds from 0.
+    for side, doc in (("base", BASE), ("variant", VARIANT)):
+        for k in (0, 1):
+            _write(tmp_path / f"{side}-{k}", "svm", doc)
+        _write(tmp_path / f"{side}-0", "only-first", doc)
+    boards = ablation.pair_folders(
+        f"{tmp_path}/base-0,{tmp_path}/base-1",
+        f"{tmp_path}/variant-0,{tmp_path}/variant-1",
+        "m",
+        [1, 2],
+    )
+    assert list(boards) == ["svm"]  # a benchmark every folder holds
+    # The same runs twice over: the same means, and each target averaged over four seeds.
+    single = ablation.pair_folders(tmp_path / "base-0", tmp_path / "variant-0", "m", [1, 2])
+    assert boards["svm"][1]["diff"] == pytest.approx(single["svm"][1]["diff"])
+    assert boards["svm"][1]["targets"] == 2
+
+
 def test_markdown_marks_where_the_variant_is_behind() -> None:
     text = ablation.markdown({"grid": ablation.pair(BASE, VARIANT, "m", [1, 2])}, "m")
     assert "| grid | 2 | 0.3500 / 0.6000: -0.2500 ± 0.1500 |" in text
