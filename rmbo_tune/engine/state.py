@@ -174,7 +174,7 @@ def load(
         for t in state["meta_tasks"]
     ]
     cands = state["candidates"]
-    # Both absent from states written before online meta-tasks existed.
+    # Absent from states written before online meta-tasks existed, as "excluded" is.
     online = {t["name"]: OnlineTask(**t) for t in state.get("online_tasks", [])}
     rng = np.random.default_rng()
     rng.bit_generator.state = state["rng"]
