@@ -30,7 +30,7 @@ import numpy as np
 from scipy import stats
 
 from rmbo_tune.bench.options import method_list, positive_int
-from rmbo_tune.bench.report import load_results, pyplot
+from rmbo_tune.bench.report import load_results, pyplot, save_figure
 from rmbo_tune.bench.tabular_data import TabularBenchmark, load_tabular
 from rmbo_tune.diagnostics import best_so_far
 from rmbo_tune.engine.types import Array
@@ -176,11 +176,7 @@ def plot(table: Mapping[str, Mapping[str, Array]], title: str, path: str | Path)
     axes[0].legend(fontsize=8)
     fig.suptitle(title)
     fig.tight_layout()
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    return save_figure(fig, path)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

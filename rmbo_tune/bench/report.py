@@ -195,6 +195,15 @@ def pyplot() -> Any:
     return plt
 
 
+def save_figure(fig: Any, path: str | Path, dpi: int = 120) -> Path:
+    """Write a matplotlib figure to ``path`` (its folder created), close it, return the path."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=dpi)
+    pyplot().close(fig)
+    return out
+
+
 def plot_best_so_far(doc: Mapping[str, Any], path: str | Path) -> Path:
     """Mean best-so-far (or simple regret, when runs carry their own optimum) ± 1 SE per method.
 
@@ -236,10 +245,7 @@ def plot_best_so_far(doc: Mapping[str, Any], path: str | Path) -> Path:
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return save_figure(fig, path, dpi=110)
 
 
 def plot_meta_weights(doc: Mapping[str, Any], path: str | Path) -> Path | None:
@@ -284,10 +290,7 @@ def plot_meta_weights(doc: Mapping[str, Any], path: str | Path) -> Path | None:
     axes[0][0].set_ylabel("weight (mean over runs)")
     axes[0][-1].legend(fontsize=7, loc="upper right")
     fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return save_figure(fig, path, dpi=110)
 
 
 def write_outputs(

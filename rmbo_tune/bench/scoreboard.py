@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from rmbo_tune.bench.options import positive_int_list
-from rmbo_tune.bench.report import load_results, mean_se, pyplot, regret_by_target
+from rmbo_tune.bench.report import load_results, mean_se, pyplot, regret_by_target, save_figure
 
 __all__ = [
     "compare",
@@ -231,11 +231,7 @@ def plot(
     )
     fig.colorbar(image, ax=ax, label="difference / standard error")
     fig.tight_layout()
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    return save_figure(fig, path)
 
 
 def named_result(arg: str) -> tuple[str, Path]:

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from rmbo_tune.bench.options import nonnegative_float, positive_int, positive_int_list
-from rmbo_tune.bench.report import normalized_regret, pyplot
+from rmbo_tune.bench.report import normalized_regret, pyplot, save_figure
 from rmbo_tune.bench.scoreboard import load_named
 from rmbo_tune.engine.types import Array
 
@@ -191,11 +191,7 @@ def plot(
     ax.set_title(f"The worst runs against {baseline} at {horizon} evaluations (above 0: behind)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    return save_figure(fig, path)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -137,3 +137,12 @@ def test_mean_se_leaves_out_values_that_are_not_finite() -> None:
     assert mean == pytest.approx(2.0) and se == pytest.approx(np.sqrt(2.0) / np.sqrt(2.0))
     assert report.mean_se(np.array([4.0])) == (4.0, 0.0)
     assert all(math.isnan(v) for v in report.mean_se(np.array([math.nan])))
+
+
+def test_save_figure_creates_the_folder_and_closes_the_figure(tmp_path) -> None:
+    plt = report.pyplot()
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    out = report.save_figure(fig, tmp_path / "a" / "b.png")
+    assert out == tmp_path / "a" / "b.png" and out.stat().st_size > 0
+    assert not plt.fignum_exists(fig.number)
