@@ -203,11 +203,11 @@ class MetaBOOptions:
         about their mean (an empirical prior estimated from the earlier tasks, Wang et al.,
         NeurIPS 2018), so a target that follows a task the weights rate low is within reach
         and the bound is wide where the tasks disagree. 0 (default) leaves the deviations
-        out. With 1 (paired, at 20 / 25): logistic regression -0.0045 ± 0.0019 / -0.0029 ±
-        0.0012 (level with the warm start, which is ahead without it), boosting at 25
-        -0.0025 ± 0.0025; nearest neighbours +0.0023 ± 0.0010 / +0.0031 ± 0.0010, random
-        forest +0.0008 ± 0.0010 / +0.0007 ± 0.0005, SVM level; hence not the default
-        (``docs/benchmarks.md``, "The tasks' deviations in the late basis"). "evidence":
+        out. With 1 (paired, 5 seeds, at 20 / 25): logistic regression -0.0019 ± 0.0009 /
+        -0.0016 ± 0.0010; boosting +0.0033 ± 0.0019 / +0.0014 ± 0.0014 (+0.0031 ± 0.0016
+        at 10), random forest +0.0017 ± 0.0012 / +0.0010 ± 0.0008, SVM and nearest
+        neighbours level; hence not the default (``docs/benchmarks.md``, "The tasks'
+        deviations in the late basis"). "evidence":
         at each suggestion the value of 0, 1/4, 1 and 4 under which the target's
         observations are the most likely (type-II maximum likelihood); it mostly picks 0
         and moves no family by more than 0.0011 at 25.
