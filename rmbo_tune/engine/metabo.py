@@ -31,6 +31,7 @@ from rmbo_tune.engine.meta_models import (
     SPACING_STREAM,
     TASK_WARP_PRIOR_SCALE,
     WARP_STREAM,
+    MetaTaskModels,
     disagreement,
     fit_meta_models,
     fit_task_warps,
@@ -45,7 +46,7 @@ from rmbo_tune.engine.meta_weights import (
     ranking_gaps,
 )
 from rmbo_tune.engine.methods import Context, MetaSamplePool, check_method, new_record
-from rmbo_tune.engine.online import OnlineTask, refresh
+from rmbo_tune.engine.online import OnlineTask, count_given_tasks, refresh
 from rmbo_tune.engine.optimize import identity, min_distances, sobol_points
 from rmbo_tune.engine.options import MetaBOOptions
 from rmbo_tune.engine.priors import LogNormalPrior
@@ -177,8 +178,10 @@ class MetaBO:
         ``input_warp="tasks"`` the tasks' warp unless ``task_warp`` gives it. With
         ``levels`` (option ``grid_levels``) ``tasks`` and ``candidates`` are already in the
         spacing it maps to. ``n_given_tasks``: how many of ``tasks`` were given at
-        construction (a restored engine's online tasks follow them; default all), the ones
-        the fixed candidates are drawn around, as they were before the online ones existed."""
+        construction (a restored engine's online tasks follow them; default all). What the
+        constructor derives from the tasks once (the fixed candidates, the warm start's and
+        the portfolio's points) it derives from those alone, as the engine did before the
+        online tasks existed."""
         self.dim, self.method, self.options = dim, method, options
         self._method, opt = check_method(method), options
         self.rng, self._seeds = rng, seeds
@@ -194,11 +197,12 @@ class MetaBO:
         self._uses_meta = len(tasks) > 0
         self._meta_data = tasks
         prior = LogNormalPrior.default(dim) if opt.hyper_prior else None
+        given = tasks[:n_given_tasks]
         if candidates is not None:
             self._fixed = candidates
         else:
             self._fixed = cand.fixed_candidates(
-                dim, opt.n_candidates, seeds["sobol"], tasks[:n_given_tasks], self.project
+                dim, opt.n_candidates, seeds["sobol"], given, self.project
             )
         # A categorical parameter's one-hot columns, as the candidates show them.
         tied = cand.onehot_groups(self._fixed) if opt.onehot_lengthscales == "group" else ()
@@ -232,14 +236,19 @@ class MetaBO:
             tied=tied,
         )
         self._warm = None
-        if method == "warm-start" and tasks:
-            self._warm = cand.warm_start_points(tasks, self.meta, self.project)
-        elif tasks and (method == "portfolio" or (self._method.robust and opt.portfolio_start)):
+        given_meta = (
+            self.meta
+            if len(given) == self.meta.n_tasks
+            else MetaTaskModels(self.meta.models[: len(given)])
+        )
+        if method == "warm-start" and given:
+            self._warm = cand.warm_start_points(given, given_meta, self.project)
+        elif given and (method == "portfolio" or (self._method.robust and opt.portfolio_start)):
             pool = candidates
             if pool is None:  # the inputs the earlier tasks evaluated
-                pool = np.unique(self.project(np.vstack([X for X, _ in tasks])), axis=0)
+                pool = np.unique(self.project(np.vstack([X for X, _ in given])), axis=0)
             limit = cand.WARM_START_POINTS if method == "portfolio" else opt.portfolio_start
-            self._warm = cand.portfolio_points(tasks, self.meta, pool, limit)
+            self._warm = cand.portfolio_points(given, given_meta, pool, limit)
         if opt.n_initial is not None:
             self.n_initial = opt.n_initial
         elif self._warm is not None:
@@ -385,7 +394,7 @@ class MetaBO:
     def _given_tasks(self) -> int:
         """How many meta-tasks were given at construction: those added online follow them
         (a restored engine's meta-tasks include them)."""
-        return min((t.index for t in self._online.values()), default=len(self._meta_data))
+        return count_given_tasks(self._online, len(self._meta_data))
 
     @functools.cached_property
     def searched_score(self) -> float:

@@ -17,6 +17,7 @@ is neither favoured nor penalized for arriving late.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, astuple, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +61,12 @@ class OnlineTask:
     def to_dict(self) -> dict[str, Any]:
         """Plain-value form for the engine's state."""
         return asdict(self)
+
+
+def count_given_tasks(online: Mapping[str, OnlineTask], n_tasks: int) -> int:
+    """How many of an engine's ``n_tasks`` meta-tasks were given at construction: the online
+    ones (``online``, by name) follow them (a restored engine's meta-tasks include them)."""
+    return min((t.index for t in online.values()), default=n_tasks)
 
 
 def joining_gap(mu: Array, y: Array) -> float:

@@ -15,7 +15,7 @@ import numpy as np
 
 from rmbo_tune.engine.candidates import GridLevels
 from rmbo_tune.engine.gp import GPHyperparameters
-from rmbo_tune.engine.online import OnlineTask
+from rmbo_tune.engine.online import OnlineTask, count_given_tasks
 from rmbo_tune.engine.options import VERSION_1_OPTIONS, MetaBOOptions
 from rmbo_tune.engine.types import Array
 
@@ -192,7 +192,7 @@ def load(
         project=project,
         task_warp=_task_warp(state.get("task_warp"), dim),
         levels=_levels(state.get("levels"), dim, cands is not None),
-        n_given_tasks=min((t.index for t in online.values()), default=len(tasks)),
+        n_given_tasks=count_given_tasks(online, len(tasks)),
     )
     target = engine.target
     for x, v in zip(X, y, strict=True):

@@ -5,7 +5,7 @@ import pytest
 
 from rmbo_tune.engine import MetaBO
 from rmbo_tune.engine.meta_weights import ranking_gaps
-from rmbo_tune.engine.online import OnlineTask, joining_gap
+from rmbo_tune.engine.online import OnlineTask, count_given_tasks, joining_gap
 
 
 def bowl(X, c=0.3):
@@ -121,6 +121,25 @@ def test_state_round_trip_with_online_tasks(gap_estimate):
     assert again.nu == pytest.approx(opt.nu)
 
 
+@pytest.mark.parametrize("method", ["warm-start", "portfolio"])
+def test_a_restored_warm_start_keeps_the_points_of_the_tasks_given_at_construction(method):
+    rng = np.random.default_rng(4)
+    X0 = rng.uniform(size=(20, 2))
+    opt = MetaBO(dim=2, meta_tasks=[(X0, bowl(X0, 0.35))], method=method, seed=0)
+    for k in range(2):
+        x = opt.ask()
+        opt.tell(x, float(bowl(x)[0]))
+        X = rng.uniform(size=(6 + k, 2))
+        opt.update_meta_task("epoch=1", X, bowl(X, 0.8))  # another optimum than the task's
+    again = MetaBO.from_state_dict(opt.state_dict())
+    assert again.n_initial == opt.n_initial == 1
+    for _ in range(4):
+        a, b = opt.ask(), again.ask()
+        np.testing.assert_allclose(a, b, atol=1e-6)
+        opt.tell(a, float(bowl(a)[0]))
+        again.tell(b, float(bowl(b)[0]))
+
+
 def test_only_changed_tasks_are_rebuilt_and_predicted_again():
     rng = np.random.default_rng(5)
     tasks = [(X := rng.uniform(size=(15, 2)), bowl(X, c)) for c in (0.2, 0.7)]
@@ -138,3 +157,9 @@ def test_only_changed_tasks_are_rebuilt_and_predicted_again():
     cache = opt._meta_cache_get()
     np.testing.assert_allclose(cache.mu, mu, atol=1e-10)
     np.testing.assert_allclose(cache.sigma, sigma, atol=1e-10)
+
+
+def test_the_tasks_given_at_construction_are_those_before_the_first_online_one():
+    online = {"epoch=1": OnlineTask("epoch=1", 3), "epoch=2": OnlineTask("epoch=2", 4)}
+    assert count_given_tasks(online, 5) == 3
+    assert count_given_tasks({}, 5) == 5
