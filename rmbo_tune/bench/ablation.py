@@ -138,7 +138,10 @@ def pair_folders(
     boards = {}
     for name, (b, v) in names.items():
         try:
-            boards[name] = pair(_pooled(b, name), _pooled(v, name), method, horizons)
+            base_doc, variant_doc = (
+                pooled_runs([load_results(p) for p in ps], name) for ps in (b, v)
+            )
+            boards[name] = pair(base_doc, variant_doc, method, horizons)
         except ValueError as exc:
             raise ValueError(f"{name}: {exc}") from exc
     return boards
@@ -146,11 +149,6 @@ def pair_folders(
 
 def _paths(arg: str | Path) -> list[Path]:
     return [Path(part).expanduser() for part in str(arg).split(",") if part]
-
-
-def _pooled(paths: Sequence[Path], name: str) -> dict[str, Any]:
-    docs = [load_results(p) for p in paths]
-    return docs[0] if len(docs) == 1 else pooled_runs(docs, name)
 
 
 def _benchmarks(folder: Path) -> list[str]:
