@@ -5,8 +5,9 @@ configs and their metric (format: :mod:`rmbo_tune.bench.tabular`). This script p
 a directory from real Tune runs: for each of the five Pima stages (:mod:`trainables.logreg`)
 it runs one ``tune.grid_search`` experiment over batch size, L2 penalty and learning rate and
 writes ``<out>/stage<k>.csv`` with the columns ``batch_size, l2, lr, value`` (``value``: the
-validation log loss after ``--epochs`` epochs). Offline, CPU only; with the default 5 x 5 x 5
-grid (625 trials) about two minutes on two cores::
+validation log loss after ``--epochs`` epochs); Ray's own log lines go to ``<out>/ray.log``.
+Offline, CPU only; with the default 5 x 5 x 5 grid (625 trials) about two minutes on two
+cores::
 
     python examples/make_tabular_pima.py --out /tmp/pima-tabular
     rmbo-tune bench tabular --data /tmp/pima-tabular --mode min --targets stage5 \\
@@ -29,6 +30,7 @@ import numpy as np
 import ray
 from ray import tune
 
+from rmbo_tune.bench.console import ray_logs_to_file
 from trainables import logreg
 
 PARAMS = ("batch_size", "l2", "lr")
@@ -78,20 +80,22 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(a.out).expanduser()
     out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
-    ray.init(
-        address="local", num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False
-    )
-    with tempfile.TemporaryDirectory() as storage:
-        for stage in a.stages:
-            rows = stage_table(stage, a.grid, a.epochs, storage)
-            path = out / f"stage{stage}.csv"
-            with open(path, "w", newline="") as fh:
-                writer = csv.DictWriter(fh, fieldnames=[*PARAMS, "value"])
-                writer.writeheader()
-                writer.writerows(rows)
-            best = min(r["value"] for r in rows)
-            print(f"{path}: {len(rows)} configs, best val_loss {best:.4f}", flush=True)
-    ray.shutdown()
+    with ray_logs_to_file(out / "ray.log") as log:
+        ray.init(
+            address="local", num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False
+        )
+        with tempfile.TemporaryDirectory() as storage:
+            for stage in a.stages:
+                rows = stage_table(stage, a.grid, a.epochs, storage)
+                path = out / f"stage{stage}.csv"
+                with open(path, "w", newline="") as fh:
+                    writer = csv.DictWriter(fh, fieldnames=[*PARAMS, "value"])
+                    writer.writeheader()
+                    writer.writerows(rows)
+                best = min(r["value"] for r in rows)
+                print(f"{path}: {len(rows)} configs, best val_loss {best:.4f}", flush=True)
+        ray.shutdown()
+    print(f"Ray's log: {log}")
     return 0
 
 

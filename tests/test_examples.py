@@ -176,8 +176,13 @@ def test_pima(tmp_path):
     assert sorted(p.name for p in (tmp_path / "pima").iterdir()) == [
         "logreg-stage1",
         "logreg-stage4",
+        "ray.log",
         "target-stage5",
     ]
+    # Ray's own log lines go to a file named in the last line, not to the terminal.
+    assert out.rstrip().endswith(f"Ray's log: {tmp_path / 'pima' / 'ray.log'}"), out[-3000:]
+    assert "INFO" not in out, out[-3000:]
+    assert "INFO" in (tmp_path / "pima" / "ray.log").read_text()
 
 
 @pytest.mark.ray
@@ -331,6 +336,10 @@ def test_make_tabular_pima_feeds_the_tabular_bench(tmp_path):
         "1",
     )
     assert_ok(code, out)
+    # Ray's own log lines go to a file named in the last line, not to the terminal.
+    assert f"Ray's log: {data / 'ray.log'}" in out
+    assert "INFO" not in out and "tune.py" not in out, out[-3000:]
+    assert "tune.py" in (data / "ray.log").read_text()
     lines = (data / "stage1.csv").read_text().splitlines()
     assert lines[0] == "batch_size,l2,lr,value"
     assert len(lines) == 1 + 8  # a 2 x 2 x 2 grid
