@@ -373,13 +373,13 @@ class MetaBOOptions:
         ``meta_basis_nu``. The target branch, drawn with probability ``1 - nu``, is then a
         sample of the target GP whose coefficient ``b`` on the tasks' weighted mean is drawn
         from its posterior given the few observations so far, not a cold sample. It applies
-        where ``meta_prior_mean`` is off (for RM-GP-TS: ``meta_prior_mean=False``), the
-        model it was measured against: paired with it (random earlier tasks, 10 seeds; SVM
-        50 targets x 3), regret at 5 lower on decision trees (-0.0067 ± 0.0017), boosting
-        (-0.0069 ± 0.0030), random forest (-0.0060 ± 0.0038), AdaBoost and RBF SVMs,
-        higher on SVM (+0.0097 ± 0.0065), nearest neighbours, logistic regression and SGD
-        (``docs/benchmarks.md``, "Thompson sampling"). With ``meta_basis_nu=0`` there is no
-        basis to take.
+        where ``meta_prior_mean`` is off (for RM-GP-TS: ``meta_prior_mean=False``). Paired
+        with that (random earlier tasks, 3 seeds; SVM 10 targets), regret at 10 lower on
+        boosting (-0.0055 ± 0.0033), RBF SVMs (-0.0063 ± 0.0042) and random forest
+        (-0.0068 ± 0.0048), higher on SVM (+0.0106 ± 0.0122 at 5) and AdaBoost (at 25);
+        against RM-GP-TS's default prior mean it is behind on seven of ten grids (decision
+        trees +0.0086 ± 0.0038 at 10) (``docs/benchmarks.md``, "Thompson sampling"). With
+        ``meta_basis_nu=0`` there is no basis to take.
     ts_pool_size : int
         Posterior samples drawn ahead of time per meta-task for RM-GP-TS.
     duplicate_tol : float
