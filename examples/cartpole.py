@@ -23,7 +23,8 @@ trials) it takes about 10 minutes on two cores, most of it Tune's per-trial over
     python examples/cartpole.py --meta-tasks "~/meta/cartpole-*" --num-samples 30
 
 Experiments land in ``<storage-path>/<name>/`` (default ``~/ray_results/cartpole_<time>``):
-``cartpole-similar0`` ... ``cartpole-random6`` and ``target``.
+``cartpole-similar0`` ... ``cartpole-random6`` and ``target``; Ray's own log lines go to
+``ray.log`` beside them.
 """
 
 from __future__ import annotations

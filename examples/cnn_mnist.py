@@ -29,7 +29,8 @@ CPU trial of 20 epochs on the full data takes tens of minutes. For a quick CPU r
     python examples/cnn_mnist.py --meta-tasks "~/meta/cnn-*" --gpus-per-trial 0.5
 
 Experiments land in ``<storage-path>/<name>/`` (default ``~/ray_results/cnn_mnist_<time>``):
-``cnn-svhn``, ``cnn-cifar10`` and ``target-mnist``.
+``cnn-svhn``, ``cnn-cifar10`` and ``target-mnist``; Ray's own log lines go to
+``ray.log`` beside them.
 """
 
 from __future__ import annotations

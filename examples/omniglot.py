@@ -32,7 +32,8 @@ was available to time it); on CPU use small settings, e.g. ``--image-size 28
         --data-dir /shared/omniglot
 
 Experiments land in ``<storage-path>/<name>/`` (default ``~/ray_results/omniglot_<time>``):
-``siamese-<alphabet>`` per meta-task and ``target-<alphabet>``.
+``siamese-<alphabet>`` per meta-task and ``target-<alphabet>``; Ray's own log lines go
+to ``ray.log`` beside them.
 """
 
 from __future__ import annotations

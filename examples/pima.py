@@ -21,7 +21,8 @@ about 3 minutes on two cores, most of it Tune's per-trial overhead; ``--meta-sam
     python examples/pima.py --meta-tasks "~/meta/logreg-stage*" --num-samples 30
 
 Experiments land in ``<storage-path>/<name>/`` (default ``~/ray_results/pima_<time>``):
-``logreg-stage1`` ... ``logreg-stage4`` and ``target-stage5``.
+``logreg-stage1`` ... ``logreg-stage4`` and ``target-stage5``; Ray's own log lines go to
+``ray.log`` beside them.
 """
 
 from __future__ import annotations
