@@ -328,41 +328,37 @@ def meta_bo(
     Ray's own log lines go to ``<root>/ray.log``, named in the last line printed."""
     if resources:
         trainable = tune.with_resources(trainable, dict(resources))
-    log = os.path.join(root, "ray.log")
-    try:
-        with ray_logs_to_file(log):
-            ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False)
-            meta_tasks = meta_task_paths(
-                args,
-                root,
-                workload=workload,
-                tasks=tasks,
-                fixed=fixed,
-                resources=resources,
-                describe=describe_task,
-            )
-            searcher, grid = warm_started_search(
-                args,
-                root,
-                trainable=trainable,
-                param_space={**search_space, **fixed, **target},
-                meta_tasks=meta_tasks,
-                metric=metric,
-                mode=mode,
-                name=target_name,
-                **searcher_options,
-            )
-            print_report(
-                searcher,
-                grid,
-                heading=heading,
-                metric=metric,
-                mode=mode,
-                show_config=show_config,
-                digits=digits,
-                group=group,
-            )
-            ray.shutdown()  # explicitly: quicker than leaving it to the interpreter's exit
-    finally:  # also when the run fails: the log tells why
-        print(f"Ray's log: {log}")
+    with ray_logs_to_file(os.path.join(root, "ray.log"), announce=True):
+        ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False)
+        meta_tasks = meta_task_paths(
+            args,
+            root,
+            workload=workload,
+            tasks=tasks,
+            fixed=fixed,
+            resources=resources,
+            describe=describe_task,
+        )
+        searcher, grid = warm_started_search(
+            args,
+            root,
+            trainable=trainable,
+            param_space={**search_space, **fixed, **target},
+            meta_tasks=meta_tasks,
+            metric=metric,
+            mode=mode,
+            name=target_name,
+            **searcher_options,
+        )
+        print_report(
+            searcher,
+            grid,
+            heading=heading,
+            metric=metric,
+            mode=mode,
+            show_config=show_config,
+            digits=digits,
+            group=group,
+        )
+        ray.shutdown()  # explicitly: quicker than leaving it to the interpreter's exit
     return 0

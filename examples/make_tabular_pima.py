@@ -80,28 +80,21 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(a.out).expanduser()
     out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
-    log = out / "ray.log"
-    try:
-        with ray_logs_to_file(log):
-            ray.init(
-                address="local",
-                num_cpus=os.cpu_count(),
-                include_dashboard=False,
-                log_to_driver=False,
-            )
-            with tempfile.TemporaryDirectory() as storage:
-                for stage in a.stages:
-                    rows = stage_table(stage, a.grid, a.epochs, storage)
-                    path = out / f"stage{stage}.csv"
-                    with open(path, "w", newline="") as fh:
-                        writer = csv.DictWriter(fh, fieldnames=[*PARAMS, "value"])
-                        writer.writeheader()
-                        writer.writerows(rows)
-                    best = min(r["value"] for r in rows)
-                    print(f"{path}: {len(rows)} configs, best val_loss {best:.4f}", flush=True)
-            ray.shutdown()
-    finally:  # also when the run fails: the log tells why
-        print(f"Ray's log: {log}")
+    with ray_logs_to_file(out / "ray.log", announce=True):
+        ray.init(
+            address="local", num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False
+        )
+        with tempfile.TemporaryDirectory() as storage:
+            for stage in a.stages:
+                rows = stage_table(stage, a.grid, a.epochs, storage)
+                path = out / f"stage{stage}.csv"
+                with open(path, "w", newline="") as fh:
+                    writer = csv.DictWriter(fh, fieldnames=[*PARAMS, "value"])
+                    writer.writeheader()
+                    writer.writerows(rows)
+                best = min(r["value"] for r in rows)
+                print(f"{path}: {len(rows)} configs, best val_loss {best:.4f}", flush=True)
+        ray.shutdown()
     return 0
 
 

@@ -26,11 +26,12 @@ def _ray_loggers() -> list[logging.Logger]:
 
 
 @contextlib.contextmanager
-def ray_logs_to_file(path: str | Path) -> Iterator[Path]:
+def ray_logs_to_file(path: str | Path, announce: bool = False) -> Iterator[Path]:
     """Send Ray's log records, Python warnings and the process's stderr to ``path``.
 
     Everything is restored on exit, also when the body raises (the exception then reaches
-    the terminal as usual).
+    the terminal as usual). With ``announce``, the line ``Ray's log: <path>`` is printed
+    to standard output once restored, also when the body raised: the log tells why.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -61,6 +62,8 @@ def ray_logs_to_file(path: str | Path) -> Iterator[Path]:
         for lg, handlers, propagate in reversed(saved):
             lg.handlers, lg.propagate = handlers, propagate
         handler.close()
+        if announce:
+            print(f"Ray's log: {path}", flush=True)
 
 
 def _clock(seconds: float) -> str:

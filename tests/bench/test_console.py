@@ -51,3 +51,18 @@ def test_ray_logs_warnings_and_stderr_go_to_the_file_and_come_back(tmp_path, cap
     assert logging.getLogger("ray").handlers == before
     os.write(2, b"back on stderr\n")
     assert "back on stderr" in capfd.readouterr().err
+
+
+def test_the_log_is_named_on_exit_also_when_the_run_fails(tmp_path, capfd) -> None:
+    log = tmp_path / "ray.log"
+    try:
+        with ray_logs_to_file(log, announce=True):
+            print("inside")
+            raise RuntimeError("trial failed")
+    except RuntimeError:
+        pass
+    out, _ = capfd.readouterr()
+    assert out.splitlines() == ["inside", f"Ray's log: {log}"]
+    with ray_logs_to_file(log):
+        pass
+    assert "Ray's log" not in capfd.readouterr().out
