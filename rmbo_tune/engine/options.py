@@ -66,34 +66,32 @@ class MetaBOOptions:
     probe_point : {"auto", "gain", "smoothed", "informative", "lowest"}
         Where the probe goes. "auto" (default): "smoothed" with fewer than 10 meta-tasks,
         "gain" with more. With few tasks each is a large share of the weight at the first
-        point, and the clipped gain lets one task's own best draw the probe; with five
-        tasks (RM-GP-UCB, 3 seeds, paired) the smoothed gain lowered the regret at 3 on
-        seven of ten grids (SVM 0.161 -> 0.091, random forest 0.093 -> 0.074) and raised it
-        on networks and logistic regression (0.061 -> 0.065 there); with 23-49 tasks the clipped
-        gain is ahead at 2-5 on nearest neighbours, RBF SVMs and networks
-        (``docs/benchmarks.md``, "A few earlier experiments"). "gain", "smoothed" and
+        point, and the clipped gain lets one task's own best draw the probe; with five tasks
+        (RM-GP-UCB, 3 seeds, paired) the smoothed gain lowered the regret at 3 on seven of
+        ten grids (SVM 0.161 -> 0.091, random forest 0.093 -> 0.074) and raised it on
+        networks and logistic regression (0.061 -> 0.065 there) (``docs/benchmarks.md``, "A
+        few earlier experiments"). With 20-49 tasks the two are level over fourteen grids
+        (the smoothed gain +0.0012 at 5, -0.0002 at 10): the clipped gain is ahead at 5 on
+        nearest neighbours, RBF SVMs and networks and at 10 on six grids, the smoothed gain
+        on SVM's ten targets (0.025 / 0.012 against 0.030 / 0.020 at 5 / 10)
+        (``docs/benchmarks.md``, "The probe, over every target"). "gain", "smoothed" and
         "informative" choose among the points whose comparison with the best observation so
         far tells the most about the tasks (at least 0.7 of the most, by
-        :func:`~rmbo_tune.engine.meta_weights.comparison_information`: where the tasks split,
-        or agree with confidence). "gain": the one where the weighted tasks expect the most
-        improvement over their own predictions at that observation (``sum_i w_i max(0,
-        mu_i(x) - mu_i(x_best))``), the best point of the tasks that rank the best
+        :func:`~rmbo_tune.engine.meta_weights.comparison_information`: where the tasks
+        split, or agree with confidence). "gain": the one where the weighted tasks expect
+        the most improvement over their own predictions at that observation (``sum_i w_i
+        max(0, mu_i(x) - mu_i(x_best))``), the best point of the tasks that rank the best
         observation low: a greedy portfolio's second point. "smoothed": the same with each
         task's difference ``d_i`` replaced by its expected improvement under the tasks'
         discrepancy ``s``, the spread of the ``d_i`` around their mean over tasks
         (:func:`~rmbo_tune.engine.acquisition.smoothed_improvement`), so a few tasks'
-        confident gain counts less where the tasks disagree widely and the majority's
-        losses count too: between "gain" (``s -> 0``) and the tasks' weighted rating.
+        confident gain counts less where the tasks disagree widely and the majority's losses
+        count too: between "gain" (``s -> 0``) and the tasks' weighted rating.
         "informative": the one the weighted tasks rate best, most often beside the best
-        observation when most tasks agree on it. With 23-49 tasks, regret at 10
-        evaluations, gain against smoothed (paired): boosting 0.036 / 0.041, logistic
-        regression 0.019 / 0.022, SVM (50 targets) 0.020 / 0.023, lower on RBF SVMs and
-        networks too; the smoothed gain is ahead at 5 on SVM (0.035 / 0.043) and from 10 on
-        nearest neighbours (``docs/benchmarks.md``, "The probe, over every target").
-        Where no task expects a gain, the rating's best. With any of the three, if the
-        observations told by then are ordered wrongly by at least 3/4 of the tasks on
-        average, as mirror images of the target order them, a second probe goes where the
-        tasks predict the lowest value.
+        observation when most tasks agree on it. Where no task expects a gain, the rating's
+        best. With any of the three, if the observations told by then are ordered wrongly by
+        at least 3/4 of the tasks on average, as mirror images of the target order them, a
+        second probe goes where the tasks predict the lowest value.
         "lowest": one probe, there, which costs about one evaluation when the tasks are
         right (boosting regret at 5 evaluations 0.073 against 0.059,
         ``docs/benchmarks.md``).
@@ -185,17 +183,17 @@ class MetaBOOptions:
         noise-only meta-tasks RM-GP-UCB's regret at 50 went from 0.007 to 0.015
         (``docs/benchmarks.md``, "Input warping"). None never warps (the paper).
     meta_basis_nu : float
-        Once nu is at most this (default 0.05: about the 9th evaluation in up to six
-        dimensions, the 16th in eleven), the target GP of RM-GP-UCB and RM-GP-TS takes the
-        meta-weights' mean of the meta-tasks and an intercept as basis functions with N(0, 1)
-        coefficients (:mod:`~rmbo_tune.engine.meta_basis`): the target's own data decide how
-        much of the tasks' shape to keep (negative for mirror-image tasks), after nu has faded
-        the tasks out of the acquisition (RM-GP-TS samples this model). When at least
-        ``min_fit_observations`` of the target's observations were given rather than chosen
-        by the search (``evaluated_rewards``, a random initial design), the basis applies
-        from the first suggestion: spread over the space, they tell the coefficient at once,
-        where the search's own first points, clustered where the tasks' mean is high, do
-        not. 0 never (the paper).
+        Once nu is at most this (default 0.05: from the 10th evaluation at the latest in up
+        to six dimensions, the 17th in eleven), the target GP of RM-GP-UCB and RM-GP-TS
+        takes the meta-weights' mean of the meta-tasks and an intercept as basis functions
+        with N(0, 1) coefficients (:mod:`~rmbo_tune.engine.meta_basis`): the target's own
+        data decide how much of the tasks' shape to keep (negative for mirror-image tasks),
+        after nu has faded the tasks out of the acquisition (RM-GP-TS samples this model).
+        When at least ``min_fit_observations`` of the target's observations were given
+        rather than chosen by the search (``evaluated_rewards``, a random initial design),
+        the basis applies from the first suggestion: spread over the space, they tell the
+        coefficient at once, where the search's own first points, clustered where the tasks'
+        mean is high, do not. 0 never (the paper).
     meta_basis_tasks : float or "evidence"
         With the late basis (``meta_basis_nu``), also each task's deviation from the
         weighted mean as a basis column, the coefficients N(0, ``meta_basis_tasks`` / M):
@@ -393,8 +391,9 @@ class MetaBOOptions:
 
     Notes
     -----
-    Each robust default was chosen on the two tabular meta-datasets shipped with the
-    package (SVM, 50 datasets; gradient boosting, 24 datasets), the paper's synthetic
+    The defaults were chosen on the tabular meta-datasets shipped with the package (SVM and
+    gradient boosting first, each later option on the grids its entry above names; kernel
+    ridge and boosted regression held out from every choice), the paper's synthetic
     benchmark and its adversarial version; ``docs/benchmarks.md`` has the tables and the
     commands. On the standardized scale the paper's gap bound is dominated by ``beta
     sigma_t`` at meta-task inputs the target has not seen, so nu fell about twice as fast
@@ -404,13 +403,12 @@ class MetaBOOptions:
     floor and length scales to their bounds. ``beta_scale`` 1.0 explored too much in 4-6
     dimensions (SVM and gradient-boosting regret at 10-25 evaluations about 1.5-2x that of
     0.2); it was better on 1-D GP draws with length scale 0.05. Without ``meta_basis_nu``
-    the search after nu was spent was GP-UCB on points clustered where the tasks pointed,
-    and stalled there on some targets (boosting regret at 50: 0.0052 without, 0.0028 with;
-    adversarial 1-D at 30: 0.088 without, 0.008 with); from the start it cost 0.012 at 5
+    the search after nu is spent is GP-UCB on points clustered where the tasks pointed, and
+    stalls there on some targets (boosting, 3 seeds: regret at 25 0.0126 without, 0.0081
+    with; at 50 0.0020 and 0.0005); from the first evaluation it costs 0.008 at 5
     evaluations on SVM, where nu already carries the tasks. Without ``repeat_escalations``
-    GP-UCB evaluated one local optimum of the paper's 1-D functions over and over (regret at
-    50: 0.199 without, 0.001 with; RM-GP-UCB with dissimilar tasks 0.348 and 0.042); on the
-    tabular grids it changed 7 of 150 SVM runs and no mean in the tables.
+    GP-UCB evaluates one local optimum of the paper's 1-D functions over and over (regret at
+    50: 0.199 without, 0.001 with; RM-GP-UCB with dissimilar tasks 0.394 and 0.000).
     """
 
     variant: str = "robust"
