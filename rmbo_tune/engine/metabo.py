@@ -580,10 +580,7 @@ class MetaBO:
         else:
             context, escalations = self._context(t, record), 0
             while True:
-                factor = 2.0**escalations
-                acquisition = build(
-                    replace(context, beta=context.beta * factor, escalation=factor)
-                )
+                acquisition = build(self._escalated(context, t, record, escalations))
                 found = self._maximize(acquisition, exclude, record["branch"])
                 if (
                     escalations == self.options.repeat_escalations
@@ -662,18 +659,36 @@ class MetaBO:
             X, x = self._repeat_levels.forward(X), self._repeat_levels.forward(x)
         return bool(min_distances(x / ls, X / ls)[0] < REPEAT_RADIUS)
 
-    def _context(self, t: int, record: dict[str, Any]) -> Context:
+    def _escalated(self, context: Context, t: int, record: dict[str, Any], k: int) -> Context:
+        """The acquisition's context at the ``k``-th repeat escalation (0: ``context``):
+        with option ``escalation="shrink"`` the target GP's length scales divided and beta
+        multiplied by ``2^(k/2)`` each; with "beta", beta multiplied by ``2^k``."""
+        if k == 0:
+            return context
+        if self.options.escalation == "beta":
+            factor = 2.0**k
+            return replace(context, beta=context.beta * factor, escalation=factor)
+        step = 2.0 ** (k / 2)
+        shrunk = self._context(t, record, self.target.shrunk(step))
+        return replace(shrunk, beta=shrunk.beta * step, escalation=step)
+
+    def _context(
+        self, t: int, record: dict[str, Any], target: TargetModel | None = None
+    ) -> Context:
+        """What the method's acquisition is built from, with ``target`` (default: the
+        target model) as the target's GP."""
+        target = self.target if target is None else target
         active = self.weight_state.active
-        mu_f, sigma_f, gp = self.target.posterior(self._pending_points, with_meta_inputs=active)
+        mu_f, sigma_f, gp = target.posterior(self._pending_points, with_meta_inputs=active)
         n_fixed = len(self._fixed)
         return Context(
             t=t,
             beta=self._beta(t + 1),
             target=acq.CachedTarget(gp, mu_f[:n_fixed], sigma_f[:n_fixed]),
             gp=gp,
-            fitted=self.target.model(active),
-            X=self.target.X_fit,
-            y=self.target.scaled_y(),
+            fitted=target.model(active),
+            X=target.X_fit,
+            y=target.scaled_y(),
             fixed=self._fixed,
             meta=self.meta,
             weights=self.meta_weights,

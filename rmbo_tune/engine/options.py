@@ -135,6 +135,8 @@ class MetaBOOptions:
         its low levels a hundredth of the range apart, and counted as repeats there the
         escalations sent the search to far corners (boosting grid scaled linearly,
         RM-GP-UCB at 50: 0.022 against 0.0032).
+    escalation : {"shrink", "beta"}
+        What a repeat escalation (``repeat_escalations``) does.
     grid_levels : {"tasks", "all", "none"}
         How a finite candidate set's columns are spaced in the model. A column can be
         placed by its rank among its distinct values in the set, spread evenly over their
@@ -421,6 +423,7 @@ class MetaBOOptions:
     probe_after: int = 1
     portfolio_start: int = 0
     repeat_escalations: int = 4
+    escalation: str = "beta"
     grid_levels: str = "tasks"
     onehot_lengthscales: str = "column"
     target_warp: str = "rank"
@@ -471,6 +474,7 @@ class MetaBOOptions:
             "meta_term": ("auto", "mean", "improvement", "taf"),
             "grid_levels": ("tasks", "all", "none"),
             "onehot_lengthscales": ("column", "group"),
+            "escalation": ("shrink", "beta"),
         }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:

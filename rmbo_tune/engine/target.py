@@ -8,6 +8,8 @@ row per observation between hyperparameter refits (:class:`FixedPointFactor`), s
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -239,6 +241,16 @@ class TargetModel:
             model.scale * sigma,
             ScaledGP(gp, model.loc, model.scale),
         )
+
+    def shrunk(self, factor: float) -> TargetModel:
+        """A copy of this model with every length scale divided by ``factor`` (a repeat
+        escalation's, option ``escalation``): the same observations and output scaling, its
+        own factor, nothing refitted."""
+        other = copy.copy(self)
+        ell = np.asarray(self.hyper.lengthscales, dtype=np.float64) / factor
+        other.hyper = dataclasses.replace(self.hyper, lengthscales=ell)
+        other._factor, other._model = None, None
+        return other
 
     def refit(self, rng: np.random.Generator) -> None:
         """Refit the hyperparameters if the schedule says so (after each observation)."""

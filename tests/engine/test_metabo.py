@@ -827,14 +827,15 @@ def _repeats(opt):
 
 
 @pytest.mark.slow
-def test_gp_ucb_stuck_on_a_local_optimum_escalates_and_leaves_it():
+@pytest.mark.parametrize("form", ["shrink", "beta"])
+def test_gp_ucb_stuck_on_a_local_optimum_escalates_and_leaves_it(form):
     # A 1-D GP draw with length scale 0.05 on which GP-UCB (beta_scale 0.2, 2 initial
     # points) fits a length scale of about 0.4 and, without the escalation, evaluates
     # within 0.01 of x = 1 in 47 of 50 evaluations.
     prob = make_problem(np.random.default_rng([0, 5]), gaps=(8.0,) * 4)
     runs = {}
     for n in (0, 4):
-        opt = MetaBO(1, method="gp-ucb", seed=5, repeat_escalations=n)
+        opt = MetaBO(1, method="gp-ucb", seed=5, repeat_escalations=n, escalation=form)
         _run(opt, prob, 30, np.random.default_rng(5))
         runs[n] = opt
     stuck, escaped = runs[0], runs[4]

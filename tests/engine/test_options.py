@@ -76,6 +76,7 @@ def test_paper_variant_is_the_papers_practice():
         ({"taf_disagreement": "high"}, "taf_disagreement must be in .* got 'high'"),
         ({"repeat_escalations": -1}, "repeat_escalations must be an integer >= 0, got -1"),
         ({"repeat_escalations": 2.0}, "repeat_escalations must be an integer >= 0, got 2.0"),
+        ({"escalation": "double"}, "escalation must be one of .* got 'double'"),
         ({"target_warp": "log"}, "target_warp must be one of"),
         ({"input_warp": 1}, 'input_warp must be an integer >= 2, "tasks" or None, got 1'),
         ({"input_warp": True}, "input_warp must be .* got True"),

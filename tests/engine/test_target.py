@@ -139,3 +139,24 @@ def test_initial_hyper_takes_each_columns_median_over_the_tasks_that_recorded_it
     none = [GPHyperparameters(np.array([0.3]), 9.0, 1e-3).expanded(np.array([True, False]))]
     h = initial_hyper(none, 2, 1e-6)
     np.testing.assert_allclose(h.lengthscales, [0.3, GPHyperparameters.default(2).lengthscales[1]])
+
+
+def test_a_shrunk_copy_divides_the_length_scales_and_leaves_the_model_as_it_was() -> None:
+    rng = np.random.default_rng(4)
+    m = _model()
+    _fill(m, 8, rng)
+    mu, sigma, _ = m.posterior(None, with_meta_inputs=False)
+    ell = m.hyper.lengthscales.copy()
+    s = m.shrunk(2.0)
+    np.testing.assert_allclose(s.hyper.lengthscales, ell / 2.0)
+    assert s.hyper.signal_var == m.hyper.signal_var and s.hyper.noise_var == m.hyper.noise_var
+    np.testing.assert_array_equal(s.X_fit, m.X_fit)
+    np.testing.assert_array_equal(s.scaled_y(), m.scaled_y())
+    mu_s, sigma_s, _ = s.posterior(None, with_meta_inputs=False)
+    # Shorter length scales: the cached points between the observations are less certain.
+    assert np.mean(sigma_s) > np.mean(sigma)
+    # The model itself is untouched, its factor and predictions included.
+    np.testing.assert_array_equal(m.hyper.lengthscales, ell)
+    mu2, sigma2, _ = m.posterior(None, with_meta_inputs=False)
+    np.testing.assert_array_equal(mu2, mu)
+    np.testing.assert_array_equal(sigma2, sigma)
