@@ -166,6 +166,8 @@ def load(
     options.setdefault("meta_prior_mean", False)
     # Written before taf_disagreement: that engine took TAF's form for searched tasks only.
     options.setdefault("taf_disagreement", None)
+    # Written before the escalation option: that engine's repeat escalations doubled beta.
+    options.setdefault("escalation", "beta")
     if state["version"] == 2 and options.get("tau") is None and state["method"] == "rm-gp-ucb":
         # Written when tau=None weighed the tasks' means alone in RM-GP-UCB's meta term.
         options["tau"] = 0.0

@@ -313,9 +313,12 @@ def test_rm_gp_ts_can_sample_the_model_with_the_basis_from_the_first_observation
 
 
 @pytest.mark.parametrize("ts_scale", ["beta", "none"])
-def test_an_escalation_widens_the_thompson_sample(monkeypatch, ts_scale) -> None:
+@pytest.mark.parametrize("form", ["shrink", "beta"])
+def test_an_escalation_widens_the_thompson_sample(monkeypatch, ts_scale, form) -> None:
     # On a 1-D bowl the sample's maximum soon lands on an observation: each escalation must
-    # widen the next sample, by beta x 2^k ("beta") or by 2^k alone ("none").
+    # widen the next sample, by beta x g^k (ts_scale "beta") or by g^k alone ("none"), with
+    # g = 2 when escalations double beta and sqrt(2) when they also shrink the length
+    # scales (escalation "shrink").
     scales: list[float] = []
     draw = methods.RFFPosterior.sample_weights
 
@@ -324,7 +327,7 @@ def test_an_escalation_widens_the_thompson_sample(monkeypatch, ts_scale) -> None
         return draw(self, rng, scale=scale, size=size)
 
     monkeypatch.setattr(methods.RFFPosterior, "sample_weights", spy)
-    opt = MetaBO(1, method="rm-gp-ts", seed=0, ts_scale=ts_scale)
+    opt = MetaBO(1, method="rm-gp-ts", seed=0, ts_scale=ts_scale, escalation=form)
     for _ in range(30):
         x = opt.ask()
         opt.tell(x, -float((x[0] - 0.3) ** 2))
@@ -336,7 +339,8 @@ def test_an_escalation_widens_the_thompson_sample(monkeypatch, ts_scale) -> None
         ask = scales[k : k + 1 + r.get("escalations", 0)]
         k += len(ask)
         ratios = np.array(ask) / ask[0]
-        np.testing.assert_allclose(ratios, 2.0 ** np.arange(len(ask)))
+        growth = 2.0 if form == "beta" else np.sqrt(2.0)
+        np.testing.assert_allclose(ratios, growth ** np.arange(len(ask)))
         if ts_scale == "none":
             assert ask[0] == 1.0
 

@@ -152,7 +152,7 @@ def test_a_shrunk_copy_divides_the_length_scales_and_leaves_the_model_as_it_was(
     assert s.hyper.signal_var == m.hyper.signal_var and s.hyper.noise_var == m.hyper.noise_var
     np.testing.assert_array_equal(s.X_fit, m.X_fit)
     np.testing.assert_array_equal(s.scaled_y(), m.scaled_y())
-    mu_s, sigma_s, _ = s.posterior(None, with_meta_inputs=False)
+    _, sigma_s, _ = s.posterior(None, with_meta_inputs=False)
     # Shorter length scales: the cached points between the observations are less certain.
     assert np.mean(sigma_s) > np.mean(sigma)
     # The model itself is untouched, its factor and predictions included.
