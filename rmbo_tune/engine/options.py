@@ -149,8 +149,8 @@ class MetaBOOptions:
         and is level on the seventh, and its evaluations are better on average on all seven
         (boosting: mean regret 0.139 against 0.162, corners 3.5 % of the evaluations against
         7.2 %); on the paper's 1-D functions GP-UCB has 0.001 at 25 against 0.032. On the
-        tabular grids a repeat is rare: 3 of 609 RM-GP-UCB runs changed, no mean at 5, 10,
-        25 or 50 (``docs/benchmarks.md``, "Continuous search spaces").
+        tabular grids a repeat is rare: 3 of 597 RM-GP-UCB runs changed, no mean at 5, 10,
+        25 or 50 (``docs/benchmarks.md``, "Repeats in a continuous space").
     grid_levels : {"tasks", "all", "none"}
         How a finite candidate set's columns are spaced in the model. A column can be
         placed by its rank among its distinct values in the set, spread evenly over their
