@@ -249,6 +249,8 @@ class TargetModel:
         other = copy.copy(self)
         ell = np.asarray(self.hyper.lengthscales, dtype=np.float64) / factor
         other.hyper = dataclasses.replace(self.hyper, lengthscales=ell)
+        # Its posterior is read at the candidates only, not at the meta-tasks' inputs.
+        other.cached_points = self.cached_points[: self.n_fixed]
         other._factor, other._model = None, None
         return other
 
