@@ -117,6 +117,9 @@ class TargetModel:
         # grows the very same factor).
         self.factor_base = 0
         self._factor: FixedPointFactor | None = None
+        # The factors of shrunk copies (:meth:`shrunk`), by factor, with the base and length
+        # scales they were built for: grown by the new observations between suggestions.
+        self._shrunk: dict[float, tuple[tuple[int, bytes], FixedPointFactor]] = {}
         self._model: ScaledGP | None = None
 
     # ------------------------------------------------------------------ data
@@ -251,7 +254,22 @@ class TargetModel:
         other.hyper = dataclasses.replace(self.hyper, lengthscales=ell)
         # Its posterior is read at the candidates only, not at the meta-tasks' inputs.
         other.cached_points = self.cached_points[: self.n_fixed]
-        other._factor, other._model = None, None
+        other._model = None
+        # The factor is built from the same base as this model's and grown by the later
+        # observations, so the one kept from an earlier suggestion (same base, same length
+        # scales) only needs the new ones: the same operations, hence the same numbers.
+        key = (self.factor_base, ell.tobytes())
+        kept = self._shrunk.get(factor)
+        if kept is None or kept[0] != key:
+            built = FixedPointFactor(
+                self.X_fit[: self.factor_base],
+                other.cached_points,
+                other.hyper,
+                kind=self.options.kernel,
+            )
+            kept = (key, built)
+            self._shrunk[factor] = kept
+        other._factor = kept[1]
         return other
 
     def refit(self, rng: np.random.Generator) -> None:

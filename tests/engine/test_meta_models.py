@@ -319,3 +319,17 @@ def test_the_agreed_warp_of_a_column_leaves_out_the_tasks_that_did_not_record_it
     np.testing.assert_array_equal(agreed_warp(logs), [0.5, 0.0])  # two tasks: too few
     logs = np.vstack([logs, [[0.5, 0.4]]])
     np.testing.assert_allclose(agreed_warp(logs), [0.5, 0.4])
+
+
+def test_the_last_means_are_kept_read_only_and_recomputed_for_other_points() -> None:
+    rng = np.random.default_rng(2)
+    tasks = [(rng.random((20, 2)), rng.random(20)) for _ in range(3)]
+    models, _, _ = fit_meta_models(tasks, [None] * 3, MetaBOOptions(), rng, None)
+    X = rng.random((5, 2))
+    first = models.means(X)
+    again = models.means(X.copy())
+    assert again is first and not first.flags.writeable
+    np.testing.assert_array_equal(first, models.predict(X)[0])
+    other = models.means(X[:3])
+    assert other.shape == (3, 3)
+    np.testing.assert_array_equal(other, first[:, :3])

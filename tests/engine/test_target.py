@@ -160,3 +160,23 @@ def test_a_shrunk_copy_divides_the_length_scales_and_leaves_the_model_as_it_was(
     mu2, sigma2, _ = m.posterior(None, with_meta_inputs=False)
     np.testing.assert_array_equal(mu2, mu)
     np.testing.assert_array_equal(sigma2, sigma)
+
+
+def test_a_shrunk_copys_factor_is_kept_and_grown_to_the_same_numbers() -> None:
+    rng = np.random.default_rng(6)
+    m = _model()
+    _fill(m, 6, rng, refit=False)
+    first = m.shrunk(2.0)
+    first.posterior(None, with_meta_inputs=False)
+    m.add(rng.random(2), 0.3)
+    kept = m.shrunk(2.0)
+    assert kept._factor is first._factor  # grown by the new observation, not rebuilt
+    mu, sigma, _ = kept.posterior(None, with_meta_inputs=False)
+    m._shrunk.clear()
+    mu0, sigma0, _ = m.shrunk(2.0).posterior(None, with_meta_inputs=False)
+    np.testing.assert_array_equal(mu, mu0)
+    np.testing.assert_array_equal(sigma, sigma0)
+    # Another factor, or a refit (new base and length scales), builds its own.
+    assert m.shrunk(4.0)._factor is not kept._factor
+    m.refit(rng)
+    assert m.shrunk(2.0)._factor is not kept._factor
