@@ -202,16 +202,21 @@ class TargetModel:
         self._factor, self._model = None, None
 
     # ------------------------------------------------------------------ GP
+    def _base_factor(self, n_points: int) -> FixedPointFactor:
+        """The factor of the first ``factor_base`` observations at the first ``n_points``
+        cached points, from which :meth:`_grown_factor` grows the rest."""
+        return FixedPointFactor(
+            self.X_fit[: self.factor_base],
+            self.cached_points[:n_points],
+            self.hyper,
+            kind=self.options.kernel,
+        )
+
     def _grown_factor(self, with_meta_inputs: bool) -> FixedPointFactor:
         n_points = len(self.cached_points) if with_meta_inputs else self.n_fixed
         f = self._factor
         if f is None:
-            f = FixedPointFactor(
-                self.X_fit[: self.factor_base],
-                self.cached_points[:n_points],
-                self.hyper,
-                kind=self.options.kernel,
-            )
+            f = self._base_factor(n_points)
         f.keep_points(n_points)
         for x in self.X_list[f.n_obs :]:
             f.append(x)
@@ -261,13 +266,7 @@ class TargetModel:
         key = (self.factor_base, ell.tobytes())
         kept = self._shrunk.get(factor)
         if kept is None or kept[0] != key:
-            built = FixedPointFactor(
-                self.X_fit[: self.factor_base],
-                other.cached_points,
-                other.hyper,
-                kind=self.options.kernel,
-            )
-            kept = (key, built)
+            kept = (key, other._base_factor(other.n_fixed))
             self._shrunk[factor] = kept
         other._factor = kept[1]
         return other
