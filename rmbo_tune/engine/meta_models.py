@@ -22,6 +22,7 @@ are computed once).
 from __future__ import annotations
 
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -42,6 +43,9 @@ from rmbo_tune.engine.types import Array, Mask
 # this many elements (512 KB): temporaries that stay in cache made the prediction at the
 # fixed candidates two to three times faster than chunks of 2 million elements.
 _CHUNK_ELEMENTS = 65_536
+# How many point sets' tasks' means MetaTaskModels.means keeps (a suggestion asks for the
+# observations', the candidates' and the polish's points in turn).
+_MEANS_KEPT = 4
 # A meta-task GP of at most this many observations runs every random restart of its fit; a
 # larger one only those that screen more likely than the default start
 # (fit_hyperparameters' promising_restarts_only). Where a restart costs milliseconds there
@@ -188,7 +192,8 @@ class MetaTaskModels:
             for _, c in self._centres:
                 self.unrecorded_centre = np.where(np.isnan(c), self.unrecorded_centre, c)
         self._last_with_grad: tuple[bytes, tuple[Array, Array, Array, Array]] | None = None
-        self._last_means: tuple[bytes, Array] | None = None
+        # The means at the last few point sets asked for, most recent last.
+        self._means_kept: OrderedDict[bytes, Array] = OrderedDict()
 
     @property
     def prior_var(self) -> Array:
@@ -214,16 +219,21 @@ class MetaTaskModels:
         """Means of every task on the common scale (M, m): :meth:`predict`'s first part,
         without the stds, whose ``O(N^2)`` products per point dominate its cost.
 
-        The last points' result is kept (read-only): each repeat escalation of a suggestion
-        asks for the tasks' means at the same observations again.
+        The results at the last :data:`_MEANS_KEPT` point sets are kept (read-only): each
+        repeat escalation of a suggestion asks for the tasks' means at the same
+        observations again, with the acquisition's own points asked for in between.
         """
         Xs = np.asarray(Xs, dtype=np.float64)
         key = Xs.tobytes() + str(Xs.shape).encode()
-        if self._last_means is not None and self._last_means[0] == key:
-            return self._last_means[1]
+        kept = self._means_kept
+        if key in kept:
+            kept.move_to_end(key)
+            return kept[key]
         mu = self._predict(Xs, with_std=False)[0]
         mu.flags.writeable = False
-        self._last_means = (key, mu)
+        kept[key] = mu
+        if len(kept) > _MEANS_KEPT:
+            kept.popitem(last=False)
         return mu
 
     def _predict(self, Xs: Array, with_std: bool) -> tuple[Array, Array | None]:

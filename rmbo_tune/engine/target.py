@@ -121,6 +121,8 @@ class TargetModel:
         # scales they were built for: grown by the new observations between suggestions.
         self._shrunk: dict[float, tuple[tuple[int, bytes], FixedPointFactor]] = {}
         self._model: ScaledGP | None = None
+        # scaled_y's last result, by the number of observations it was computed from.
+        self._scaled: tuple[int, Array] | None = None
 
     # ------------------------------------------------------------------ data
     @property
@@ -172,7 +174,18 @@ class TargetModel:
         A failed evaluation counts as worse than every success, by ``FAILURE_MARGIN`` on
         this scale (or at ``-FAILURE_MARGIN`` before any success): the GP learns to avoid
         the region instead of proposing it again.
+
+        The result is kept until the next observation (read-only): every acquisition's
+        context and every repeat escalation asks for it again.
         """
+        if self._scaled is not None and self._scaled[0] == len(self.y_list):
+            return self._scaled[1]
+        out = self._scaled_y()
+        out.flags.writeable = False
+        self._scaled = (len(self.y_list), out)
+        return out
+
+    def _scaled_y(self) -> Array:
         y = np.array(self.y_list, dtype=np.float64)
         ok = ~np.isnan(y)
         out = np.full(len(y), -FAILURE_MARGIN)

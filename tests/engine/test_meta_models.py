@@ -6,6 +6,7 @@ from rmbo_tune.engine import MetaBO
 from rmbo_tune.engine.gp import GaussianProcess, GPHyperparameters, ScaledGP
 from rmbo_tune.engine.gp.posterior import UNRECORDED_PULL
 from rmbo_tune.engine.meta_models import (
+    _MEANS_KEPT,
     SEARCHED_CROWDING,
     MetaTaskModels,
     agreed_warp,
@@ -333,3 +334,13 @@ def test_the_last_means_are_kept_read_only_and_recomputed_for_other_points() -> 
     other = models.means(X[:3])
     assert other.shape == (3, 3)
     np.testing.assert_array_equal(other, first[:, :3])
+    # Other point sets asked for in between do not evict it until more than
+    # _MEANS_KEPT of them were.
+    for _ in range(_MEANS_KEPT - 2):
+        models.means(rng.random((4, 2)))
+    assert models.means(X) is first
+    for _ in range(_MEANS_KEPT):
+        models.means(rng.random((4, 2)))
+    recomputed = models.means(X)
+    assert recomputed is not first
+    np.testing.assert_array_equal(recomputed, first)

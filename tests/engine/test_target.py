@@ -85,6 +85,18 @@ def test_rank_warp_makes_outliers_harmless() -> None:
     assert np.ptp(m_none.scaled_y()[:3]) < 1e-6  # the outlier swallows the rest
 
 
+def test_scaled_outputs_are_kept_read_only_until_the_next_observation() -> None:
+    m = _model()
+    for i, v in enumerate([0.0, 1.0, 2.0]):
+        m.add(np.array([i / 4, 0.5]), v)
+    z = m.scaled_y()
+    assert m.scaled_y() is z and not z.flags.writeable
+    m.add(np.array([0.9, 0.1]), 0.5)
+    z4 = m.scaled_y()
+    assert len(z4) == 4 and z4[3] < z4[2]  # recomputed from all four
+    np.testing.assert_array_equal(m.shrunk(2.0).scaled_y(), z4)  # same observations
+
+
 def test_shared_scaling_borrows_the_meta_tasks_scale() -> None:
     m = _model(meta_scale=(10.0, 2.0), output_scaling="shared")
     m.add(np.array([0.1, 0.1]), 12.0)
