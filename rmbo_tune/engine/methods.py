@@ -58,8 +58,10 @@ class Context:
     record : dict
         The suggestion's diagnostics record; builders set ``branch`` and may add weights.
     escalation : float
-        The factor ``2^k`` by which the k-th repeat escalation multiplied ``beta`` (1 before
-        any); it widens RM-GP-TS's target samples with ``ts_scale="none"`` too.
+        The factor by which the k-th repeat escalation multiplied ``beta`` (1 before any):
+        ``2^k`` with option ``escalation="beta"``, ``2^(k/2)`` with "shrink", which also
+        divides the target's length scales and RM-GP-UCB's nu by it. It widens RM-GP-TS's
+        target samples with ``ts_scale="none"`` too.
     memo : dict
         What a builder computes once per ``ask`` whatever ``beta`` is (RM-GP-UCB's late
         target), shared with the copies that a repeat escalation makes with a larger
@@ -177,6 +179,21 @@ def _late_target(c: Context) -> acq.CachedTarget:
     return c.memo["late_target"]
 
 
+def _combined_nu(c: Context) -> float:
+    """The meta term's weight in RM-GP-UCB's combined bound: nu, divided at each shrink
+    escalation by the factor that divides the length scales (option ``escalation``).
+
+    A repeat on the combined branch means the tasks' term holds the bound's best point on
+    an observation; with nu still large, a wider target bound alone cannot move it (the
+    tasks' mean stays where it was). Under doubled beta (x 16 at the 4th escalation) the
+    target's term outgrew it; the shrink escalation widens the target by less, so the
+    tasks' weight gives way too. A smaller nu keeps ``nu_t <= r^t``, and the guarantee.
+    """
+    if c.options.escalation == "shrink":
+        return c.nu / c.escalation
+    return c.nu
+
+
 def _rm_gp_ucb(c: Context) -> acq.Acquisition:
     target = _late_target(c)
     if c.nu == 0.0:
@@ -194,7 +211,7 @@ def _rm_gp_ucb(c: Context) -> acq.Acquisition:
         c.beta,
         c.meta,
         c.weights,
-        c.nu,
+        _combined_nu(c),
         c.options.tau,
         c.meta_cache(),
         incumbents,

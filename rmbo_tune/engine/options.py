@@ -141,6 +141,10 @@ class MetaBOOptions:
         each (by 4 at the 4th): the model is less sure between and around its observations,
         so the bound's best point moves to unexplored places near the good ones (Berkenkamp
         et al.'s remedy for length scales fitted too long, with a wider bound beside it).
+        RM-GP-UCB's nu is divided by the same factor, so that the tasks' term, which the
+        escalation does not widen, gives way where it holds the bound on an observation
+        (dissimilar 1-D tasks with ``r = 0.99``: regret at 50 0.001 against 0.017 with nu
+        kept).
         "beta": beta doubles at each (x 16 at the 4th), so the best point moves to where the
         model is least sure: in a continuous space, with the tasks' warp stretching the
         cube's ends, most often a corner. On seven continuous benchmarks (``bench tabular

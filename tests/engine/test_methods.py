@@ -124,6 +124,17 @@ def test_tafs_form_weighs_the_targets_expected_improvement_until_nu_reaches_meta
     assert first.best_y is None and first.incumbents is None  # nothing observed: eq. 2
 
 
+@pytest.mark.parametrize("form", ["shrink", "beta"])
+def test_a_shrink_escalation_divides_the_meta_terms_weight(form) -> None:
+    context = _mirror_context(n=2, probe=False, escalation=form)
+    assert context.nu > 0
+    plain = methods.REGISTRY["rm-gp-ucb"].build(context)
+    assert plain.nu == context.nu
+    escalated = methods.REGISTRY["rm-gp-ucb"].build(replace(context, escalation=2.0))
+    # "shrink" divides nu by the factor that divides the length scales; "beta" keeps it.
+    assert escalated.nu == pytest.approx(context.nu / 2.0 if form == "shrink" else context.nu)
+
+
 def test_rm_gp_ucb_adds_the_committees_spread_by_default_and_the_tasks_bounds_with_tau() -> None:
     context = _mirror_context(n=2, probe=False)
     default = methods.REGISTRY["rm-gp-ucb"].build(context)
