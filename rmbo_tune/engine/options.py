@@ -149,7 +149,7 @@ class MetaBOOptions:
         model is least sure: in a continuous space, with the tasks' warp stretching the
         cube's ends, most often a corner. On seven continuous benchmarks (``bench tabular
         --continuous``, RM-GP-UCB, every target x 3 seeds) "shrink" has lower regret at 50
-        on six (boosting 0.021 against 0.024, nearest neighbours 0.0045 against 0.0078)
+        on six (boosting 0.021 against 0.024, nearest neighbours 0.0058 against 0.0078)
         and is level on the seventh, and its evaluations are better on average on all seven
         (boosting: mean regret 0.139 against 0.162, corners 3.5 % of the evaluations against
         7.2 %); on the paper's 1-D functions GP-UCB has 0.001 at 25 against 0.032. On the
