@@ -648,11 +648,16 @@ class MetaBO:
         ``REPEAT_RADIUS`` of one, in units of the target's length scales between the unwarped
         inputs (``MetaBOOptions.repeat_escalations`` says why not the warped ones), on a
         branch whose acquisition is the target's confidence bound (alone or beside the
-        meta-tasks'). On a finite candidate set the distance is taken in the set's own
+        meta-tasks') or, with ``escalation="shrink"``, RM-GP-TS's sample of the tasks: each
+        escalation then draws its branch again with nu divided (``methods._escalated_nu``).
+        On a finite candidate set the distance is taken in the set's own
         spacing (:class:`~rmbo_tune.engine.candidates.GridLevels`), so that the levels of
         a log-spaced parameter scaled linearly are not repeats of each other, while a
         dense grid's neighbours are."""
-        if branch not in ("target", "combined"):
+        branches: tuple[str, ...] = ("target", "combined")
+        if self.options.escalation == "shrink":
+            branches += ("meta",)
+        if branch not in branches:
             return False
         ls, X, x = self.target.hyper.lengthscales, self.target.X_fit, x[None, :]
         if self._repeat_levels is not None:

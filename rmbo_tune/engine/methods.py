@@ -60,8 +60,8 @@ class Context:
     escalation : float
         The factor by which the k-th repeat escalation multiplied ``beta`` (1 before any):
         ``2^k`` with option ``escalation="beta"``, ``2^(k/2)`` with "shrink", which also
-        divides the target's length scales and RM-GP-UCB's nu by it. It widens RM-GP-TS's
-        target samples with ``ts_scale="none"`` too.
+        divides the target's length scales and nu (:func:`_escalated_nu`) by it. It
+        widens RM-GP-TS's target samples with ``ts_scale="none"`` too.
     memo : dict
         What a builder computes once per ``ask`` whatever ``beta`` is (RM-GP-UCB's late
         target), shared with the copies that a repeat escalation makes with a larger
@@ -179,15 +179,17 @@ def _late_target(c: Context) -> acq.CachedTarget:
     return c.memo["late_target"]
 
 
-def _combined_nu(c: Context) -> float:
-    """The meta term's weight in RM-GP-UCB's combined bound: nu, divided at each shrink
-    escalation by the factor that divides the length scales (option ``escalation``).
+def _escalated_nu(c: Context) -> float:
+    """nu at the suggestion's repeat escalation (option ``escalation``): divided, under
+    "shrink", by the factor that divides the length scales; nu itself under "beta".
 
-    A repeat on the combined branch means the tasks' term holds the bound's best point on
-    an observation; with nu still large, a wider target bound alone cannot move it (the
-    tasks' mean stays where it was). Under doubled beta (x 16 at the 4th escalation) the
-    target's term outgrew it; the shrink escalation widens the target by less, so the
-    tasks' weight gives way too. A smaller nu keeps ``nu_t <= r^t``, and the guarantee.
+    RM-GP-UCB weighs its tasks' term by it, RM-GP-TS draws its tasks' branch with it. A
+    repeat can be the tasks' doing: their term holding the bound's best point on an
+    observation, or their sampled function peaking there. With nu still large, a wider
+    target model alone does not move it (the tasks' mean stays where it was); under
+    doubled beta (x 16 at the 4th escalation) the target's term outgrew it, the shrink
+    widens the target by less, so the tasks' weight gives way too. A smaller nu keeps
+    ``nu_t <= r^t``, and the guarantee.
     """
     if c.options.escalation == "shrink":
         return c.nu / c.escalation
@@ -211,7 +213,7 @@ def _rm_gp_ucb(c: Context) -> acq.Acquisition:
         c.beta,
         c.meta,
         c.weights,
-        _combined_nu(c),
+        _escalated_nu(c),
         c.options.tau,
         c.meta_cache(),
         incumbents,
@@ -221,7 +223,7 @@ def _rm_gp_ucb(c: Context) -> acq.Acquisition:
 
 
 def _rm_gp_ts(c: Context) -> acq.Acquisition:
-    if c.rng.random() < c.nu:
+    if c.rng.random() < _escalated_nu(c):
         c.record["branch"] = "meta"
         return c.meta_sample()
     return _thompson(c, late=True)

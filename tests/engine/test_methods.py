@@ -135,6 +135,38 @@ def test_a_shrink_escalation_divides_the_meta_terms_weight(form) -> None:
     assert escalated.nu == pytest.approx(context.nu / 2.0 if form == "shrink" else context.nu)
 
 
+class _FirstDraw:
+    """A generator whose first ``random()`` returns ``u``; the rest is ``rng``'s."""
+
+    def __init__(self, u: float, rng: np.random.Generator) -> None:
+        self.u, self.rng = u, rng
+
+    def random(self, *args, **kwargs):
+        if self.u is None:
+            return self.rng.random(*args, **kwargs)
+        u, self.u = self.u, None
+        return u
+
+    def __getattr__(self, name: str):
+        return getattr(self.rng, name)
+
+
+@pytest.mark.parametrize("form", ["shrink", "beta"])
+def test_a_shrink_escalation_draws_rm_gp_tss_task_branch_with_nu_divided(form) -> None:
+    context = _mirror_context(n=2, method="rm-gp-ts", probe=False, escalation=form)
+    assert context.nu > 0
+    # A draw between nu / 2 and nu takes the tasks' branch, escalated or not under "beta";
+    # under "shrink" the escalated draw takes the target's.
+    u = 0.75 * context.nu
+    first = replace(context, rng=_FirstDraw(u, np.random.default_rng(0)), record={})
+    methods.REGISTRY["rm-gp-ts"].build(first)
+    assert first.record["branch"] == "meta"
+    rng = _FirstDraw(u, np.random.default_rng(0))
+    escalated = replace(context, rng=rng, record={}, escalation=2.0)
+    methods.REGISTRY["rm-gp-ts"].build(escalated)
+    assert escalated.record["branch"] == ("target" if form == "shrink" else "meta")
+
+
 def test_rm_gp_ucb_adds_the_committees_spread_by_default_and_the_tasks_bounds_with_tau() -> None:
     context = _mirror_context(n=2, probe=False)
     default = methods.REGISTRY["rm-gp-ucb"].build(context)
