@@ -126,9 +126,10 @@ class MetaBOOptions:
         a model sure it has seen the best value; with length scales fitted to a few
         clustered points it can be sure and wrong, and GP-UCB stays on one local optimum
         (the failure Berkenkamp et al., JMLR 2019, answer by shrinking the length scales).
-        Branches of the target's bound only (GP-UCB, RM-GP-UCB, RM-GP-TS's target samples);
-        0 never escalates. Measured between the warped inputs the kernel sees instead, the
-        escalations were slightly more costly on every family tried (warm start at 25:
+        Branches of the target's bound (GP-UCB, RM-GP-UCB, RM-GP-TS's target samples) and,
+        with ``escalation="shrink"``, RM-GP-TS's sample of the tasks; 0 never escalates.
+        Measured between the warped inputs the kernel sees instead, the escalations were
+        slightly more costly on every family tried (warm start at 25:
         boosting 0.0141 -> 0.0170, networks 0.0014 -> 0.0027; ``docs/algorithm.md``). On a
         finite candidate set the distance is taken between each column's ranks among its
         distinct values, the set's own spacing: a log-spaced parameter scaled linearly puts
@@ -141,10 +142,11 @@ class MetaBOOptions:
         each (by 4 at the 4th): the model is less sure between and around its observations,
         so the bound's best point moves to unexplored places near the good ones (Berkenkamp
         et al.'s remedy for length scales fitted too long, with a wider bound beside it).
-        RM-GP-UCB's nu is divided by the same factor, so that the tasks' term, which the
-        escalation does not widen, gives way where it holds the bound on an observation
-        (dissimilar 1-D tasks with ``r = 0.99``: regret at 50 0.001 against 0.017 with nu
-        kept).
+        nu is divided by the same factor, so that the tasks, whom the escalation does not
+        widen, give way where they hold the search on an observation: RM-GP-UCB's tasks'
+        term, and RM-GP-TS's tasks' branch, whose repeats then escalate too (dissimilar
+        1-D tasks with ``r = 0.99``, regret at 50: RM-GP-UCB 0.001 against 0.017 with nu
+        kept, RM-GP-TS 0.000 against 0.087).
         "beta": beta doubles at each (x 16 at the 4th), so the best point moves to where the
         model is least sure: in a continuous space, with the tasks' warp stretching the
         cube's ends, most often a corner. On seven continuous benchmarks (``bench tabular
