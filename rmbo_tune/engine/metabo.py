@@ -581,6 +581,8 @@ class MetaBO:
             context, escalations = self._context(t, record), 0
             while True:
                 acquisition = build(self._escalated(context, t, record, escalations))
+                if escalations == 0:
+                    drawn = record["branch"]
                 found = self._maximize(acquisition, exclude, record["branch"])
                 if (
                     escalations == self.options.repeat_escalations
@@ -591,6 +593,8 @@ class MetaBO:
                 escalations += 1
             if escalations:
                 record["escalations"] = escalations
+                if record["branch"] != drawn:  # RM-GP-TS drew its branch again
+                    record["escalated_from"] = drawn
             if found is not None:
                 x, record["acquisition"] = found
         if x is None:

@@ -55,7 +55,9 @@ def test_rm_gp_ts_really_uses_the_meta_tasks():
         prob = _paper_problem(k)
         opt = MetaBO(1, prob.meta_tasks, "rm-gp-ts", seed=k)
         _run(opt, prob, 3, np.random.default_rng(k))
-        branches = [r["branch"] for r in opt.history]
+        # The branch drawn first: a tasks' sample that repeats an observation escalates and
+        # draws again (option escalation), and the record keeps the first draw.
+        branches = [r.get("escalated_from", r["branch"]) for r in opt.history]
         first += branches[0] == "meta"
         early += "meta" in branches[1:3]
     assert first == 10  # nu_1 = 1
@@ -861,6 +863,8 @@ def test_a_search_leaves_a_local_optimum_its_dissimilar_tasks_hold_it_on(method)
     opt = MetaBO(1, prob.meta_tasks, method, seed=1, r=0.99)
     _run(opt, prob, 50, np.random.default_rng(10_001))
     assert any(r.get("escalations", 0) > 0 and r["nu"] > 0.5 for r in opt.history)
+    if method == "rm-gp-ts":  # a sample of the tasks that repeated was drawn again
+        assert any(r.get("escalated_from") == "meta" for r in opt.history)
     assert prob.f_max - prob.f(opt.X).max() < 0.05
 
 
