@@ -340,9 +340,15 @@ def initial_point(
 ) -> Array | None:
     """The ``k``-th point of the initial design: the warm-start points first, then the
     space-filling ``design``; on a finite domain the nearest available candidate. None if it
-    duplicates a point within ``tol`` of ``exclude``."""
+    duplicates a point within ``tol`` of ``exclude``.
+
+    While ``k`` is in ``warm``, the point is the first warm point not within ``tol`` of
+    ``exclude``: those before it were evaluated, are pending, or were given.
+    """
     if warm is not None and k < len(warm):
-        p = warm[k : k + 1]
+        free = np.flatnonzero(min_distances(warm, exclude) > tol)
+        j = int(free[0]) if len(free) else k
+        p = warm[j : j + 1]
     else:
         p = project(design[k : k + 1])
     if candidates is not None:

@@ -147,10 +147,17 @@ class MetaTaskModels:
     ----------
     models : list of ScaledGP
         Fitted GPs, already reporting on the common output scale.
+    output_maps : list of (float, float), optional
+        Each task's own output map (location, spread) before it was put on that scale, as
+        :func:`fit_meta_models` found it; what :func:`meta_output_scale` takes the medians
+        of.
     """
 
-    def __init__(self, models: list[ScaledGP]) -> None:
+    def __init__(
+        self, models: list[ScaledGP], output_maps: Sequence[tuple[float, float]] | None = None
+    ) -> None:
         self.models = models
+        self.output_maps = None if output_maps is None else list(output_maps)
         self.n_tasks = M = len(models)
         self.kind = models[0].gp.kind if models else "matern52"
         dim = models[0].gp.X.shape[1] if models else 0
@@ -514,6 +521,17 @@ def agreed_warp(log_warps: Array) -> Array:
     return out.reshape(log_warps.shape[1:])
 
 
+def meta_output_scale(maps: Sequence[tuple[float, float]]) -> tuple[float, float] | None:
+    """Median location and spread of the meta-tasks' own output maps (None without tasks):
+    the scale the target borrows (``output_scaling`` "shared" and "per-task")."""
+    if not maps:
+        return None
+    return (
+        float(np.median([loc for loc, _ in maps])),
+        float(np.median([scale for _, scale in maps])),
+    )
+
+
 def fit_meta_models(
     tasks: list[tuple[Array, Array]],
     hypers: list[GPHyperparameters | None],
@@ -587,15 +605,13 @@ def fit_meta_models(
         if not cols.all():
             gp = ScaledGP.from_hyper(X, y, gp.hyper.expanded(cols), kind=options.kernel)
         fitted.append(gp)
-    if not fitted:
+    maps = [(m.loc, m.scale) for m in fitted]
+    scale = meta_output_scale(maps)
+    if scale is None:
         return MetaTaskModels([]), [], None
     known = [m.hyper for m in fitted]
-    scale = (
-        float(np.median([m.loc for m in fitted])),
-        float(np.median([m.scale for m in fitted])),
-    )
     if options.output_scaling == "shared":
         fitted = [m.rescaled(*scale) for m in fitted]
     else:
         fitted = [m.rescaled(m.loc, m.scale) for m in fitted]
-    return MetaTaskModels(fitted), known, scale
+    return MetaTaskModels(fitted, maps), known, scale

@@ -206,6 +206,7 @@ class MetaBO:
             )
         # A categorical parameter's one-hot columns, as the candidates show them.
         tied = cand.onehot_groups(self._fixed) if opt.onehot_lengthscales == "group" else ()
+        self._tied = tied  # the online meta-tasks' fits tie the same columns
         self.meta, self._meta_hypers, meta_scale = fit_meta_models(
             tasks, list(hypers), opt, rng, prior, unrecorded, tied
         )
@@ -253,8 +254,8 @@ class MetaBO:
             self.n_initial = opt.n_initial
         elif self._warm is not None:
             self.n_initial = len(self._warm)
-        else:
-            self.n_initial = 0 if self._uses_meta else int(np.clip(dim + 1, 2, 5))
+        else:  # a space-filling design without meta-tasks given at construction
+            self.n_initial = 0 if given else int(np.clip(dim + 1, 2, 5))
         self._pending: list[Array] = []
         self._excluded: list[Array] = []  # dropped before full evaluation: not suggested again
         self._online: dict[str, OnlineTask] = {}
@@ -344,6 +345,9 @@ class MetaBO:
         if y is None:
             self.n_failed += 1
             return
+        # Online meta-tasks changed since the last ask join on the observations before this
+        # one; this one's ranking gap is added below, once for every task.
+        self._refresh_meta()
         self.target.add(point, float(y))
         if not pending:
             self.n_given += 1
@@ -355,7 +359,6 @@ class MetaBO:
         # experiment of the same task fed in spends nu, and the search goes on as GP-UCB).
         scheduled = pending or len(self.target.y_list) > self.options.min_fit_observations
         self._update()
-        self._refresh_meta()
         if self._method.robust and self.weight_state.active:
             self.weight_state.update(self._gaps(), scheduled=scheduled)
         elif (
@@ -561,10 +564,10 @@ class MetaBO:
         x = None
         if build is None:
             record["branch"] = "random"
-        elif (started := self._n_started()) < self.n_initial and not self._start_contested():
+        elif self._initial_due(exclude) and not self._start_contested():
             record["branch"] = "initial"
             x = cand.initial_point(
-                started,
+                self._n_initial_done(),
                 self._warm,
                 sobol_points(self.n_initial, self.dim, self._seeds["initial"]),
                 exclude,
@@ -756,13 +759,35 @@ class MetaBO:
         if self._probed():
             return True
         return (
-            self._n_started() <= self.n_initial
+            self._n_initial_done() <= self.n_initial
             and self._mean_discordance(no_evidence=0.0) >= MIRROR_DISCORDANCE
         )
 
     def _n_started(self) -> int:
         """Suggestions started so far: told, pending or dropped."""
         return len(self.target.y_list) + len(self._pending) + len(self._excluded)
+
+    def _n_initial_done(self) -> int:
+        """How far the initial design has gone. With warm points (the warm start, the
+        portfolio, option ``portfolio_start``): the search's own initial suggestions, so
+        that points it did not choose (results told before the search, a user's
+        ``points_to_evaluate`` marked pending) do not use up the earlier tasks' best
+        points. For the space-filling design: every point started, as any point serves a
+        design."""
+        if self._warm is None:
+            return self._n_started()
+        return sum(r["branch"] == "initial" for r in self.history)
+
+    def _initial_due(self, exclude: Array) -> bool:
+        """Whether this suggestion is one of the initial design's: fewer than ``n_initial``
+        of it so far, and while it is in the warm points, one of them still to evaluate
+        (a warm point given by the user is not evaluated again)."""
+        k = self._n_initial_done()
+        if k >= self.n_initial:
+            return False
+        if self._warm is None or k >= len(self._warm):
+            return True
+        return bool((min_distances(self._warm, exclude) > self.options.duplicate_tol).any())
 
     def _probed(self) -> bool:
         """Whether a probe has been suggested."""

@@ -25,7 +25,7 @@ import numpy as np
 
 from rmbo_tune.engine import acquisition as acq
 from rmbo_tune.engine.gp import GPHyperparameters
-from rmbo_tune.engine.meta_models import MetaTaskModels, fit_meta_models
+from rmbo_tune.engine.meta_models import MetaTaskModels, fit_meta_models, meta_output_scale
 from rmbo_tune.engine.meta_weights import ranking_gaps
 from rmbo_tune.engine.priors import LogNormalPrior
 from rmbo_tune.engine.types import Array
@@ -103,8 +103,8 @@ def refresh(engine: MetaBO) -> None:
     prior = LogNormalPrior.default(engine.dim) if engine.options.hyper_prior else None
     if engine.options.output_scaling == "shared" or engine.meta.n_tasks == 0:
         # One output map for all tasks (or nothing built yet): rebuild everything.
-        engine.meta, engine._meta_hypers, _ = fit_meta_models(
-            engine._meta_data, hypers, engine.options, engine.rng, prior
+        engine.meta, engine._meta_hypers, scale = fit_meta_models(
+            engine._meta_data, hypers, engine.options, engine.rng, prior, tied=engine._tied
         )
         engine._meta_cache = None
     else:
@@ -114,17 +114,28 @@ def refresh(engine: MetaBO) -> None:
             engine.options,
             engine.rng,
             prior,
+            tied=engine._tied,
         )
         models: list[Any] = list(engine.meta.models)
         models += [None] * (len(engine._meta_data) - len(models))
-        for i, model, hyper in zip(changed, built.models, fitted, strict=True):
-            models[i], hypers[i] = model, hyper
-        engine.meta, engine._meta_hypers = MetaTaskModels(models), hypers  # type: ignore[assignment]
+        maps: list[Any] = list(engine.meta.output_maps or [])
+        maps += [None] * (len(engine._meta_data) - len(maps))
+        assert built.output_maps is not None
+        for i, model, hyper, out_map in zip(
+            changed, built.models, fitted, built.output_maps, strict=True
+        ):
+            models[i], hypers[i], maps[i] = model, hyper, out_map
+        engine.meta, engine._meta_hypers = MetaTaskModels(models, maps), hypers  # type: ignore[assignment]
+        # The medians of every task's own map, as a fit of all of them gives.
+        scale = meta_output_scale(maps)
         if engine._meta_cache is not None:  # predict again only for the changed tasks
             grow = ((0, engine.meta.n_tasks - len(engine._meta_cache.mu)), (0, 0))
             cache = acq.MetaCache(*(np.pad(a, grow) for a in astuple(engine._meta_cache)))
             cache.mu[changed], cache.sigma[changed] = built.predict(engine._fixed)
             engine._meta_cache = cache
+    # The target borrows the tasks' scale ("shared", and "per-task" for its first few
+    # observations): the one a restored engine, fitted to every task, computes.
+    engine.target.set_meta_scale(scale)
     _join_new_tasks(engine)
     engine._uses_meta = True
     engine._ts_pool = None

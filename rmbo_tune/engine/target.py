@@ -208,6 +208,13 @@ class TargetModel:
     def _standardization(self, yc: Array) -> tuple[float, float]:
         return (0.0, 1.0) if self.borrows_meta_scale() else standardization(yc)
 
+    def set_meta_scale(self, meta_scale: tuple[float, float] | None) -> None:
+        """Replace the meta-tasks' output scale (online meta-tasks changed); outputs that
+        borrow it are put on it again when next read."""
+        if meta_scale != self.meta_scale:
+            self.meta_scale = meta_scale
+            self._scaled, self._model = None, None
+
     def set_cached_points(self, points: Array) -> None:
         """Replace the cached points beyond the first ``n_fixed`` (the meta-tasks' inputs,
         after online meta-tasks changed); the factor is rebuilt when next used."""

@@ -664,6 +664,27 @@ def test_portfolio_evaluates_a_greedy_portfolio_first_then_gp_ucb():
     assert np.any(np.all(np.vstack([X for X, _ in tasks]) == x, axis=1))
 
 
+@pytest.mark.parametrize(
+    ("method", "options"),
+    [("warm-start", {}), ("portfolio", {}), ("rm-gp-ucb", {"portfolio_start": 3})],
+)
+def test_points_the_search_did_not_choose_leave_the_warm_points_to_evaluate(method, options):
+    grid = np.linspace(0.0, 1.0, 101)[:, None]
+    tasks = _peaked_tasks(np.abs)
+    fresh = MetaBO(1, tasks, method, candidates=grid, seed=0, **options)
+    warm = [float(fresh.ask()[0]) for _ in range(fresh.n_initial)]
+    opt = MetaBO(1, tasks, method, candidates=grid, seed=0, **options)
+    for x in (0.05, 0.55, 0.95):  # results told before the search (HPO-B's protocol)
+        opt.tell([x], 0.0)
+    opt.add_pending([0.65])  # a user's point_to_evaluate, in flight
+    opt.tell([warm[1]], 0.0)  # a warm point given: it is not evaluated again
+    asked = [float(opt.ask()[0]) for _ in range(len(warm) - 1)]
+    assert asked == [warm[0], *warm[2:]]
+    assert {r["branch"] for r in opt.history} == {"initial"}
+    opt.ask()
+    assert opt.history[-1]["branch"] != "initial"
+
+
 def test_portfolio_start_evaluates_the_portfolios_first_points_before_the_acquisition():
     grid = np.linspace(0.0, 1.0, 101)[:, None]
     tasks = _peaked_tasks(np.abs)
