@@ -33,13 +33,21 @@ from rmbo_tune.exceptions import OutOfSpaceError, UnsupportedSearchSpaceError
 Path = tuple[str, ...]
 
 
-def flatten(config: Mapping[str, Any], prefix: Path = ()) -> dict[Path, Any]:
-    """Nested dict -> ``{path tuple: leaf}``; dict values are descended into."""
+def flatten(
+    config: Mapping[str, Any], prefix: Path = (), leaves: Collection[Path] = ()
+) -> dict[Path, Any]:
+    """Nested dict -> ``{path tuple: leaf}``; dict values are descended into, except at
+    the paths in ``leaves`` (a ``tune.choice`` among dicts takes a whole dict there)."""
     out: dict[Path, Any] = {}
     for key, value in config.items():
         path = (*prefix, str(key))
-        if isinstance(value, Mapping) and "grid_search" not in value and value:
-            out.update(flatten(value, path))
+        if (
+            path not in leaves
+            and isinstance(value, Mapping)
+            and "grid_search" not in value
+            and value
+        ):
+            out.update(flatten(value, path, leaves))
         else:
             out[path] = value
     return out
@@ -279,6 +287,8 @@ class SearchSpace:
         self.dimensions = dimensions
         self.constants = dict(constants or {})
         self.fixed_choices: dict[Path, Any] = {}
+        # Where a config's value is one setting, not more keys: a choice among dicts too.
+        self.leaves = frozenset(d.path for d in dimensions) | frozenset(self.constants)
         offsets = np.cumsum([0] + [d.width for d in dimensions])
         self._slices = [slice(int(a), int(b)) for a, b in itertools.pairwise(offsets)]
         self.dim = int(offsets[-1])
@@ -318,7 +328,13 @@ class SearchSpace:
                 constants[path] = value
         space = cls(dims, constants)
         space.fixed_choices = fixed
+        space.leaves = space.leaves | frozenset(fixed)
         return space
+
+    def flatten(self, config: Mapping[str, Any]) -> dict[Path, Any]:
+        """A (nested) config -> ``{path: value}`` with this space's keys as paths: the value
+        of a ``tune.choice`` among dicts stays one dict."""
+        return flatten(config, leaves=self.leaves)
 
     @property
     def names(self) -> list[str]:
@@ -340,7 +356,7 @@ class SearchSpace:
         columns of a key in ``unrecorded`` (paths, as :attr:`Dimension.path`) that the
         config lacks are NaN: a meta-task's experiment that did not search that key.
         """
-        flat = flatten(config) if not _is_flat(config) else dict(config)
+        flat = self.flatten(config) if not _is_flat(config) else dict(config)
         x = np.empty(self.dim)
         for d, sl in zip(self.dimensions, self._slices, strict=True):
             if d.path not in flat and d.path in unrecorded:
@@ -358,9 +374,9 @@ class SearchSpace:
         the point is projected (snapped to integers, quanta and one category). Raises
         :class:`OutOfSpaceError` as :meth:`encode` does for the keys given.
         """
-        filled = flatten(self.decode(np.full(self.dim, 0.5)))
-        filled.update(flatten(config))
-        return self.project(self.encode(unflatten(filled)))[0]
+        filled = self.flatten(self.decode(np.full(self.dim, 0.5)))
+        filled.update(self.flatten(config))
+        return self.project(self.encode(filled))[0]
 
     def decode(self, x: Iterable[float]) -> dict[str, Any]:
         """A point of the cube -> nested config with every searched key (and single-valued

@@ -176,3 +176,16 @@ def test_a_float_range_wider_than_the_largest_float_decodes_evenly() -> None:
     assert all(np.isfinite(values)) and values == sorted(values)
     assert values[2] == 0.0 and values[-1] < 1e308
     np.testing.assert_allclose(space.encode({"x": values[1]}), [0.25])
+
+
+def test_a_choice_among_dicts_keeps_each_dict_whole():
+    adam, sgd = {"name": "adam", "beta": 0.9}, {"name": "sgd", "beta": 0.0}
+    space = SearchSpace.from_tune({"lr": tune.uniform(0.0, 1.0), "opt": tune.choice([adam, sgd])})
+    assert space.names == ["lr", "opt"] and space.dim == 3
+    x = space.encode({"lr": 0.5, "opt": sgd})
+    np.testing.assert_allclose(x, [0.5, 0.0, 1.0])
+    assert space.decode(x) == {"lr": 0.5, "opt": sgd}
+    assert space.flatten({"lr": 0.5, "opt": sgd}) == {("lr",): 0.5, ("opt",): sgd}
+    # A partial config (a points_to_evaluate entry) keeps the dict too, or fills it in.
+    assert space.decode(space.encode_partial({"opt": sgd}))["opt"] == sgd
+    assert space.decode(space.encode_partial({"lr": 0.25}))["lr"] == 0.25

@@ -29,10 +29,10 @@ class Aligner:
     def __call__(self, configs: list, values: list, report: LoadReport) -> tuple[list, list]:
         from rmbo_tune.exceptions import OutOfSpaceError
         from rmbo_tune.meta_tasks._compact import fixed_slice, unrecorded_keys
-        from rmbo_tune.space import flatten, path_name, unflatten
+        from rmbo_tune.space import path_name, unflatten
 
         out_c, out_v = [], []
-        flats = [flatten(config) for config in configs]
+        flats = [self.space.flatten(config) for config in configs]
         # A searched key that no config has: the experiment did not search it. Its configs
         # are kept; the searcher's GP of the task is constant along that key.
         unrecorded = unrecorded_keys(self.space, flats)

@@ -30,7 +30,7 @@ from rmbo_tune.meta_tasks._sources import (
     is_path,
     normalize_sources,
 )
-from rmbo_tune.space import Path, SearchSpace, flatten, path_name
+from rmbo_tune.space import Path, SearchSpace, flatten, path_name, unflatten
 
 logger = logging.getLogger(__name__)
 
@@ -137,7 +137,8 @@ class CompactTask:
             a key the space holds constant that the experiment searched (:func:`fixed_slice`).
         """
         X, y, dropped = [], [], 0
-        configs = self.configs()
+        # On the space's paths: a choice among dicts keeps its dict whole.
+        configs = [space.flatten(unflatten(c)) for c in self.configs()]
         unrecorded = unrecorded_keys(space, configs)
         sliced, at_value = fixed_slice(space, configs)
         for cfg, v, keep in zip(configs, self.values, at_value, strict=True):

@@ -183,17 +183,38 @@ def _from_experiment(ctx: _Context, exp: Any) -> MetaTask:
 
 def _load_path(ctx: _Context, src: Any, name: str | None) -> list[MetaTask]:
     out = []
+    # A pattern's matches that hold no experiment and are no CSV (a notes file, an empty
+    # folder beside the experiments) are left out, as a directory of experiments leaves such
+    # entries out; a path named alone must be a source.
+    pattern, ignored, skipped = st.is_glob(src), [], len(ctx.skipped)
     for loc in st.resolve(src, ctx.filesystem):
         if st.is_file(loc):
             if not loc.path.lower().endswith(".csv"):
-                raise ValueError(
+                error = (
                     f"{loc.display} is a file but not a CSV; pass a Tune experiment directory, "
                     "a directory of experiments or a CSV file"
                 )
+                if not pattern:
+                    raise ValueError(error)
+                ignored.append(error)
+                continue
             out += ctx.attempt(loc.display, lambda loc=loc: [_from_csv(ctx, loc)])
             continue
-        for exp in st.find_experiments(loc):
+        try:
+            experiments = st.find_experiments(loc)
+        except ValueError as exc:
+            if not pattern:
+                raise
+            ignored.append(str(exc))
+            continue
+        for exp in experiments:
             out += ctx.attempt(exp.loc.display, lambda exp=exp: [_from_experiment(ctx, exp)])
+    if ignored:
+        found = len(out) + len(ctx.skipped) - skipped
+        if not found:
+            raise ValueError(f"no match of {os.fspath(src)!r} is a meta-task source: {ignored[0]}")
+        for reason in ignored:
+            logger.info("meta-task pattern %s: a match left out: %s", os.fspath(src), reason)
     if name is not None:
         for task in out:
             task.name = name if len(out) == 1 else f"{name}/{task.name}"

@@ -62,7 +62,13 @@ def resolve(source: str | os.PathLike, filesystem: pafs.FileSystem | None) -> li
         raise TypeError(f"meta-task paths must be str, got {type(text).__name__}: {text!r}")
     if filesystem is not None:
         path = text.split("://", 1)[1] if "://" in text else text
-        return _existing(Location(filesystem, path.rstrip("/") or "/", text.rstrip("/")), text)
+        if not _has_glob(path):
+            return _existing(Location(filesystem, path.rstrip("/") or "/", text.rstrip("/")), text)
+        head, pattern = _split_glob(path)
+        display = text[: len(text) - len(path)] + head
+        return _expand(
+            Location(filesystem, head.rstrip("/") or "/", display.rstrip("/")), pattern, text
+        )
     if "://" not in text:
         local = os.path.abspath(os.path.expanduser(text))
         fs = pafs.LocalFileSystem()
@@ -73,11 +79,7 @@ def resolve(source: str | os.PathLike, filesystem: pafs.FileSystem | None) -> li
             raise FileNotFoundError(f"no meta-task path matches {text!r}")
         return [Location(fs, m, m) for m in matches]
     uri, sep, query = text.partition("?")
-    head, pattern = uri, ""
-    if _has_glob(uri):
-        parts = uri.split("/")
-        first = next(i for i, p in enumerate(parts) if _has_glob(p))
-        head, pattern = "/".join(parts[:first]), "/".join(parts[first:])
+    head, pattern = _split_glob(uri) if _has_glob(uri) else (uri, "")
     try:
         fs, path = pafs.FileSystem.from_uri(head + sep + query)
     except (ValueError, OSError) as exc:
@@ -86,6 +88,26 @@ def resolve(source: str | os.PathLike, filesystem: pafs.FileSystem | None) -> li
     base = Location(fs, path.rstrip("/") or "/", display.rstrip("/"))
     if not pattern:
         return _existing(base, text)
+    return _expand(base, pattern, text)
+
+
+def is_glob(source: str | os.PathLike) -> bool:
+    """Whether a path or URI is a pattern (its matches may include things that are not
+    meta-task sources)."""
+    return isinstance(os.fspath(source), str) and _has_glob(os.fspath(source))
+
+
+def _split_glob(path: str) -> tuple[str, str]:
+    """A path with a pattern -> (the part before the first component with a pattern, the
+    rest)."""
+    parts = path.split("/")
+    first = next(i for i, p in enumerate(parts) if _has_glob(p))
+    return "/".join(parts[:first]), "/".join(parts[first:])
+
+
+def _expand(base: Location, pattern: str, text: str) -> list[Location]:
+    """The existing locations under ``base`` that ``pattern`` (components with shell
+    wildcards) matches, sorted."""
     locs = [base]
     for part in pattern.split("/"):
         nxt = []

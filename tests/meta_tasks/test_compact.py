@@ -171,3 +171,13 @@ def test_pending_meta_tasks(tmp_path):
     meta, names, dropped = pending.for_engine(SPACE, "loss", "max")
     assert names == ["mem", "csv"] and dropped == 0
     assert [len(y) for _, y in meta] == [2, 3]
+
+
+def test_a_task_that_searched_a_choice_among_dicts_recorded_it():
+    adam, sgd = {"name": "adam", "beta": 0.9}, {"name": "sgd", "beta": 0.0}
+    space = SearchSpace.from_tune({"x": tune.uniform(0, 1), "opt": tune.choice([adam, sgd])})
+    configs = [{"x": 0.1 * i, "opt": (adam, sgd)[i % 2]} for i in range(4)]
+    X, y, dropped = CompactTask("t", configs, [0.0, 1.0, 2.0, 3.0]).encode(space)
+    assert dropped == 0 and not np.isnan(X).any()  # recorded, not "did not search opt"
+    np.testing.assert_allclose(X[:, 1:].sum(1), 1.0)
+    np.testing.assert_allclose(X[y == 1.0, 1:], [[0.0, 1.0]])

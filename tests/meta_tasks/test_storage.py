@@ -7,6 +7,7 @@ import json
 import pickle
 import shutil
 
+import pyarrow.fs as pafs
 import pytest
 
 from rmbo_tune.meta_tasks import inspect_main, load_meta_tasks
@@ -112,6 +113,24 @@ def test_directory_of_experiments_glob_and_home(runs, tmp_path, monkeypatch):
     assert names == ["messy", "other"]
     both = load_meta_tasks([runs["messy"], runs["messy"]], "score", "max")
     assert [t.name for t in both] == ["messy", "messy#2"]
+
+
+def test_a_patterns_matches_that_are_no_source_are_left_out(runs, tmp_path):
+    root = copy_tree(runs["root"], tmp_path / "root")
+    (root / "notes.txt").write_text("not an experiment")
+    (root / "plots").mkdir()
+    names = [t.name for t in load_meta_tasks(str(root / "*"), "score", "max")]
+    assert names == ["messy", "other"]
+    with pytest.raises(ValueError, match=r"no match of .* is a meta-task source"):
+        load_meta_tasks(str(root / "[np]*"), "score", "max")  # notes.txt and plots only
+    with pytest.raises(ValueError, match="not a CSV"):
+        load_meta_tasks(root / "notes.txt", "score", "max")  # named alone, it is an error
+    # A pattern read through a given filesystem (S3 with an endpoint, say) is one too.
+    fs = pafs.LocalFileSystem()
+    names = [t.name for t in load_meta_tasks(f"{root}/*", "score", "max", filesystem=fs)]
+    assert names == ["messy", "other"]
+    names = [t.name for t in load_meta_tasks(f"file://{root}/o*", "score", "max", filesystem=fs)]
+    assert names == ["other"]
 
 
 def test_directory_of_experiments_without_state(runs, tmp_path):
