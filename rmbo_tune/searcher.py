@@ -41,6 +41,7 @@ _COUNTS = (
     "stopped_early",
     "stopped_judged_worse",
     "added",
+    "added_pruned",
     "dropped_meta_configs",
 )
 
@@ -304,7 +305,15 @@ class RMBOSearcher(Searcher):
         pruned: bool = False,
         intermediate_values: list[float] | None = None,
     ) -> None:
-        """Observe a config evaluated elsewhere (``add_evaluated_trials`` calls this)."""
+        """Observe a config evaluated elsewhere (``add_evaluated_trials`` calls this).
+
+        A ``pruned`` trial (stopped by a scheduler) is not observed: its value is one at a
+        lower fidelity, which the searcher never takes for a full one, as with the trials
+        a scheduler stops in its own search (``counts["added_pruned"]``).
+        """
+        if pruned:
+            self.counts["added_pruned"] += 1
+            return
         engine = self._ensure_engine()
         assert self._space is not None
         try:

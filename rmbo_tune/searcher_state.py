@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from rmbo_tune.diagnostics import HISTORY_FILE, read_history
 from rmbo_tune.engine import MetaBO
 from rmbo_tune.meta_tasks._storage import STATE_PREFIX
-from rmbo_tune.space_codec import config_to_json, space_from_json, space_to_json
+from rmbo_tune.space_codec import point_from_json, point_to_json, space_from_json, space_to_json
 
 if TYPE_CHECKING:
     from rmbo_tune.searcher import RMBOSearcher
@@ -49,7 +49,7 @@ def dump(s: RMBOSearcher) -> dict[str, Any]:
         "live": s._live,
         "reported": s._reported,
         "observed": sorted(s._observed),
-        "points": [config_to_json(p) for p in s._points],
+        "points": [point_to_json(p) for p in s._points],
         "rewards": s._rewards,
         "history": s._history,
         "counts": s.counts,
@@ -72,7 +72,8 @@ def load(s: RMBOSearcher, state: dict[str, Any], checkpoint_path: str) -> None:
     s._live = {k: list(v) for k, v in state["live"].items()}
     s._reported = dict(state.get("reported", {}))
     s._observed = set(state["observed"])
-    s._points, s._rewards = state["points"], state["rewards"]
+    s._points = [point_from_json(p) for p in state["points"]]
+    s._rewards = state["rewards"]
     s._history = state["history"]
     s.counts.update(state["counts"])
     s._max_concurrent = s._max_concurrent or state["max_concurrent"]

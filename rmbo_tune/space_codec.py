@@ -43,6 +43,31 @@ def config_to_json(obj: Any) -> Any:
     return repr(obj)
 
 
+def point_to_json(obj: Any) -> Any:
+    """A ``points_to_evaluate`` entry with only JSON types that :func:`point_from_json`
+    turns back into the same config: as :func:`config_to_json`, but a tuple is tagged
+    (``{"__tuple__": [...]}``), since a category may be one."""
+    if isinstance(obj, tuple):
+        return {"__tuple__": [point_to_json(v) for v in obj]}
+    if isinstance(obj, Mapping):
+        return {str(k): point_to_json(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [point_to_json(v) for v in obj]
+    return config_to_json(obj)
+
+
+def point_from_json(obj: Any) -> Any:
+    """Inverse of :func:`point_to_json` (an untagged list stays a list, as states written
+    before tuples were tagged hold them)."""
+    if isinstance(obj, dict):
+        if set(obj) == {"__tuple__"}:
+            return tuple(point_from_json(v) for v in obj["__tuple__"])
+        return {k: point_from_json(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [point_from_json(v) for v in obj]
+    return obj
+
+
 def _category_to_json(value: Any) -> Any:
     if value is None or isinstance(value, str | bool | int | float):
         return value

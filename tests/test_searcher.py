@@ -190,6 +190,14 @@ def test_add_evaluated_trials_feeds_a_finished_experiment(tmp_path):
     assert s.engine.X.shape == (4, 2) and s.counts["added"] == 4
 
 
+def test_a_pruned_evaluated_point_is_not_observed():
+    s = RMBOSearcher(space=SPACE, metric="loss", mode="min", seed=0)
+    s.add_evaluated_point({"x": 0.2, "y": 0.3}, 0.5)
+    s.add_evaluated_point({"x": 0.7, "y": 0.1}, 9.0, pruned=True)  # a scheduler's stop
+    assert s.engine.X.shape == (1, 2)
+    assert s.counts["added"] == 1 and s.counts["added_pruned"] == 1
+
+
 def test_concurrent_suggestions_are_distinct_and_limited():
     s = RMBOSearcher(space=SPACE, metric="v", mode="max", seed=0)
     s.set_max_concurrency(4)

@@ -32,6 +32,17 @@ def test_dump_is_plain_json_and_load_gives_it_back():
     assert list(again._live) == ["t3"]
 
 
+def test_points_still_to_evaluate_come_back_with_their_tuple_categories():
+    space = {"x": tune.uniform(0, 1), "k": tune.choice([("a", 1), ("b", 2), ("c", 3)])}
+    points = [{"x": 0.2, "k": ("c", 3)}, {"x": 0.3, "k": ("a", 1)}]
+    searcher = RMBOSearcher(space, metric="loss", mode="min", seed=0, points_to_evaluate=points)
+    state = json.loads(json.dumps(searcher_state.dump(searcher)))
+    again = RMBOSearcher(space, metric="loss", mode="min", seed=0)
+    searcher_state.load(again, state, "state.json")
+    assert again._points == points
+    assert again.suggest("t0") == points[0]  # not refused as outside the space
+
+
 def test_an_unknown_version_is_named():
     state = searcher_state.dump(_searcher())
     with pytest.raises(ValueError, match=r"state\.json: unsupported RMBOSearcher state version 7"):
