@@ -168,7 +168,9 @@ class Dimension:
         v = float(value)
         if not math.isfinite(v):
             raise OutOfSpaceError(f"{self.name}={value!r} is not finite", reason="wrong_type")
-        tol = 1e-9 * max(1.0, abs(self.high), abs(self.low))
+        # Rounding's allowance, relative to the bounds' own size (a log range of 1e-10 to
+        # 1e-9 has no room for an absolute 1e-9).
+        tol = 1e-9 * max(abs(self.high), abs(self.low), self.high - self.low)
         if v < self.low - tol or v > self.high + tol:
             if not clip:
                 raise OutOfSpaceError(
@@ -182,16 +184,23 @@ class Dimension:
 def _category_index(categories: tuple, value: Any) -> int | None:
     # Type-aware first, so that True does not match 1 and 1.0 does not match True.
     for i, c in enumerate(categories):
-        if type(c) is type(value) and c == value:
+        if type(c) is type(value) and _equal(c, value):
             return i
     for i, c in enumerate(categories):
-        if not isinstance(c, bool) and not isinstance(value, bool):
-            try:
-                if c == value:
-                    return i
-            except Exception:
-                continue
+        if not isinstance(c, bool) and not isinstance(value, bool) and _equal(c, value):
+            return i
     return None
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """``a == b`` for any two values, numpy arrays compared whole; False where the
+    comparison fails."""
+    try:
+        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+            return bool(np.array_equal(a, b))
+        return bool(a == b)
+    except Exception:
+        return False
 
 
 def _dimension(path: Path, domain: Domain) -> Dimension | None:

@@ -189,3 +189,20 @@ def test_a_choice_among_dicts_keeps_each_dict_whole():
     # A partial config (a points_to_evaluate entry) keeps the dict too, or fills it in.
     assert space.decode(space.encode_partial({"opt": sgd}))["opt"] == sgd
     assert space.decode(space.encode_partial({"lr": 0.25}))["lr"] == 0.25
+
+
+def test_bounds_allow_rounding_relative_to_a_tiny_range():
+    space = SearchSpace.from_tune({"a": tune.loguniform(1e-10, 1e-9)})
+    assert space.encode({"a": 1e-9 * (1 + 1e-12)})[0] == pytest.approx(1.0)
+    for outside in (1.9e-9, 0.0, -5e-10):
+        with pytest.raises(OutOfSpaceError) as info:
+            space.encode({"a": outside})
+        assert info.value.reason == "out_of_bounds"
+
+
+def test_numpy_array_categories_match_whole_arrays():
+    space = SearchSpace.from_tune({"c": tune.choice([np.array([1, 2]), np.array([3, 4])])})
+    np.testing.assert_array_equal(space.encode({"c": np.array([3, 4])}), [0.0, 1.0])
+    with pytest.raises(OutOfSpaceError) as info:
+        space.encode({"c": np.array([9, 9])})
+    assert info.value.reason == "unknown_category"

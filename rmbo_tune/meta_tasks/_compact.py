@@ -22,7 +22,7 @@ import numpy as np
 from rmbo_tune.engine.types import Array
 from rmbo_tune.exceptions import OutOfSpaceError
 from rmbo_tune.meta_tasks._loader import load_meta_tasks
-from rmbo_tune.meta_tasks._reduce import candidates
+from rmbo_tune.meta_tasks._reduce import candidates, is_num
 from rmbo_tune.meta_tasks._sources import (
     check_path,
     is_loadable,
@@ -133,8 +133,9 @@ class CompactTask:
         y : ndarray of shape (n,)
             The values, in the task's mode (non-finite values are left out).
         dropped : int
-            Configs left out because they are not in the space, or ran at another value of
-            a key the space holds constant that the experiment searched (:func:`fixed_slice`).
+            Configs left out because they are not in the space, ran at another value of a
+            key the space holds constant that the experiment searched (:func:`fixed_slice`),
+            or have a non-finite value.
         """
         X, y, dropped = [], [], 0
         # On the space's paths: a choice among dicts keeps its dict whole.
@@ -143,6 +144,7 @@ class CompactTask:
         sliced, at_value = fixed_slice(space, configs)
         for cfg, v, keep in zip(configs, self.values, at_value, strict=True):
             if not math.isfinite(v):
+                dropped += 1
                 continue
             if not keep:
                 dropped += 1
@@ -260,6 +262,10 @@ def split_sources(meta_tasks: Any) -> tuple[list[CompactTask], list[Entry]]:
             configs, values = task
             if len(configs) == 0:
                 raise ValueError(f"meta-task {name or i!r} is empty")
+            # As load_meta_tasks checks a pair: values are never coerced from text or bools.
+            for v in values:
+                if not is_num(v):
+                    raise TypeError(f"meta-task {name or i!r}: values must be numbers, got {v!r}")
             ready.append(CompactTask(name or f"task_{i}", list(configs), list(values)))
         elif hasattr(task, "configs") and hasattr(task, "values") and hasattr(task, "mode"):
             ready.append(CompactTask.from_task(task, name))
@@ -351,7 +357,7 @@ def engine_tasks(
     names : list of str
         The names of the tasks in ``meta``.
     dropped : int
-        Configs left out because they are not in the space.
+        Configs left out because they are not in the space (or their value is not finite).
     """
     meta, names, dropped = [], [], 0
     for task in tasks:

@@ -50,7 +50,7 @@ def test_encode_drops_what_is_not_in_the_space_in_a_canonical_order():
     configs = [*CONFIGS, {"x": 5.0, "m": {"k": "a"}}, {"x": 0.1, "m": {"k": "a"}}]
     values = [1.0, 2.0, 3.0, 4.0, math.nan]
     X, y, dropped = CompactTask("t", configs, values).encode(SPACE)
-    assert dropped == 2  # the missing key and x=5; the NaN value is skipped uncounted
+    assert dropped == 3  # the missing key, x=5 and the NaN value
     assert X.shape == (2, SPACE.dim) and sorted(y) == [1.0, 2.0]
     order = [1, 0, 4, 3, 2]
     X2, y2, _ = CompactTask("t", [configs[i] for i in order], [values[i] for i in order]).encode(
@@ -125,6 +125,14 @@ def test_split_sources_keeps_in_memory_tasks_and_defers_the_rest(tmp_path):
         split_sources({"e": ([], [])})
     with pytest.raises(FileNotFoundError, match="no such file or directory"):
         split_sources(str(tmp_path / "missing"))
+    # A pair is checked as load_meta_tasks checks it: no value coerced from text or a bool.
+    for bad in ("0.5", True):
+        with pytest.raises(TypeError, match="values must be numbers"):
+            split_sources([(CONFIGS, [1.0, bad, 3.0])])
+    # A non-finite value is left out and counted.
+    (task,), _ = split_sources([(CONFIGS[:2], [1.0, math.nan])])
+    _, y, dropped = task.encode(SPACE)
+    assert len(y) == 1 and dropped == 1
 
 
 def _csv(path, shift):
