@@ -286,9 +286,13 @@ class MetricReader:
             report.note("unreadable_result_lines", rec.bad_lines)
         vals = [float(x) for row in rows if is_num(x := _get(row, cand.name))]
         if not vals and isinstance(s, Mapping) and is_num(s.get("last")):
-            # No result file to check against: trust the summary's extremes if finite.
+            # No result file to check against: trust the summary's extremes if finite. A
+            # non-finite running mean says a NaN came first, and the extremes restarted
+            # after it: the best before it is lost, which the report notes.
             ends = [float(s[k]) for k in ("max", "min") if is_num(s.get(k))]
             vals = [v for v in ends if math.isfinite(v)] or [float(s["last"])]
+            if self.scope == "best" and not (is_num(s.get("avg")) and math.isfinite(s["avg"])):
+                report.note("best_since_a_nan")
         if not vals:
             if not rows and rec.truncated:
                 report.drop("truncated_result")

@@ -82,6 +82,15 @@ def test_trial_values_by_scope_from_summaries_and_rows():
     assert cand.name == "aux/neg" and reader.value(nested, cand, LoadReport("s")) == -4.0
 
 
+def test_a_summary_whose_extremes_restarted_after_a_nan_is_noted():
+    # 10, NaN, 1 reported, no result file: Tune's running max restarted after the NaN.
+    summary = {"score": {"last": 1.0, "max": 1.0, "min": 1.0, "avg": math.nan}}
+    rec = TrialRecord("t", {"x": 1}, False, summary=summary, _rows=[])
+    report = LoadReport("s")
+    assert _reader("best").value(rec, candidates("score", None)[0], report) == 1.0
+    assert report.notes == {"best_since_a_nan": 1}
+
+
 def test_dropped_trials_are_counted_by_reason():
     report = LoadReport("s")
     reader, cand = _reader("last"), candidates("score", None)[0]
