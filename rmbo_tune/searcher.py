@@ -217,8 +217,10 @@ class RMBOSearcher(Searcher):
         busy = len(self._live) - len(self._unconfirmed)
         if self._max_concurrent and busy >= self._max_concurrent:
             return None
+        given = None
         if self._points:
-            x = self._encode_point(self._points.pop(0))
+            given = self._points.pop(0)
+            x = self._encode_point(given)
             engine.add_pending(x)
             record: dict[str, Any] = {"branch": "points_to_evaluate", "x": x.tolist()}
         else:
@@ -230,7 +232,7 @@ class RMBOSearcher(Searcher):
                 return Searcher.FINISHED
             record = dict(engine.history[-1])
         assert self._space is not None
-        config = self._space.decode(x)
+        config = self._space.decode(x) if given is None else self._space.decode_as_given(x, given)
         self._live[trial_id] = x.tolist()
         record.update(trial_id=trial_id, config=config_to_json(config))
         self._history.append(name_by_task(record, self._task_names))

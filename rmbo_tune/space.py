@@ -399,6 +399,23 @@ class SearchSpace:
         flat.update(self.fixed_choices)
         return unflatten(flat)
 
+    def decode_as_given(self, x: Iterable[float], given: Mapping[str, Any]) -> dict[str, Any]:
+        """:meth:`decode`, with the float values of ``given`` (a partial config that
+        encodes to ``x``, as from :meth:`encode_partial`) where they are the value ``x``
+        holds up to rounding: a ``points_to_evaluate`` entry runs as written (``1e-3``, not
+        the log scale's round trip ``0.0010000000000000002``); a value that was snapped (to
+        a quantum, or an integer) runs as snapped."""
+        flat, user = self.flatten(self.decode(x)), self.flatten(given)
+        for d in self.dimensions:
+            value = user.get(d.path)
+            if (
+                d.kind == "float"
+                and isinstance(value, float | np.floating)
+                and math.isclose(float(value), flat[d.path], rel_tol=1e-9, abs_tol=0.0)
+            ):
+                flat[d.path] = float(value)
+        return unflatten(flat)
+
     def project(self, X: Array) -> Array:
         """Map points (n, dim) to the nearest points that stand for valid configurations."""
         X = np.array(X, dtype=np.float64, copy=True).reshape(-1, self.dim)

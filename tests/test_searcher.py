@@ -190,6 +190,13 @@ def test_add_evaluated_trials_feeds_a_finished_experiment(tmp_path):
     assert s.engine.X.shape == (4, 2) and s.counts["added"] == 4
 
 
+def test_points_to_evaluate_run_as_written():
+    space = {"lr": tune.loguniform(1e-5, 1e-1), "n": tune.randint(1, 10)}
+    s = RMBOSearcher(space, metric="loss", mode="min", seed=0, points_to_evaluate=[{"lr": 1e-3}])
+    config = s.suggest("t0")
+    assert config["lr"] == 1e-3 and 1 <= config["n"] < 10
+
+
 def test_a_pruned_evaluated_point_is_not_observed():
     s = RMBOSearcher(space=SPACE, metric="loss", mode="min", seed=0)
     s.add_evaluated_point({"x": 0.2, "y": 0.3}, 0.5)

@@ -206,3 +206,14 @@ def test_numpy_array_categories_match_whole_arrays():
     with pytest.raises(OutOfSpaceError) as info:
         space.encode({"c": np.array([9, 9])})
     assert info.value.reason == "unknown_category"
+
+
+def test_a_given_config_decodes_as_written_where_it_is_valid():
+    space = SearchSpace.from_tune(
+        {"lr": tune.loguniform(1e-5, 1e-1), "n": tune.randint(1, 10), "a": tune.choice(["x", "y"])}
+    )
+    given = {"lr": 1e-3, "n": 3.2}  # n is snapped to 3; a is filled in
+    x = space.encode_partial(given)
+    assert space.decode(x)["lr"] != 1e-3  # the round trip through the log scale
+    config = space.decode_as_given(x, given)
+    assert config["lr"] == 1e-3 and config["n"] == 3 and config["a"] in ("x", "y")
