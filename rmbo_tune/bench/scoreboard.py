@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -244,6 +245,33 @@ def named_result(arg: str) -> tuple[str, Path]:
     return name, Path(path).expanduser()
 
 
+# The settings of a tabular run that pooled results must share: only the seeds (and which
+# targets, methods or how many seeds each ran) may differ.
+POOLED_ALIKE = (
+    "data",
+    "meta_samples",
+    "meta_tasks",
+    "meta_search",
+    "mirror",
+    "unrecorded",
+    "fixed",
+    "noise",
+    "initial",
+    "batch",
+    "continuous",
+    "options",
+)
+
+
+def _setting(settings: Mapping[str, Any], key: str) -> Any:
+    """A setting as pooling compares it: the data by its folder's name (another checkout
+    holds the same grid elsewhere)."""
+    value = settings.get(key)
+    if key == "data" and isinstance(value, str):
+        return os.path.basename(os.path.normpath(value))
+    return value
+
+
 def pooled_runs(docs: Sequence[Mapping[str, Any]], where: str) -> dict[str, Any]:
     """One results document with every method's runs from ``docs`` (runs of the same grid
     with different ``--seed``): the first document with the others' runs appended.
@@ -255,13 +283,28 @@ def pooled_runs(docs: Sequence[Mapping[str, Any]], where: str) -> dict[str, Any]
     Raises
     ------
     ValueError
-        If the documents differ in task, metric or mode (``where`` names them).
+        If the documents differ in task, metric, mode, budget or a setting of the protocol
+        (:data:`POOLED_ALIKE`), or two hold the same base seed for a target (the same runs
+        twice); ``where`` names them.
     """
     first = docs[0]
-    for doc in docs[1:]:
-        for key in ("task", "metric", "mode"):
-            if doc[key] != first[key]:
-                raise ValueError(f"{where}: {key} {doc[key]!r} is not {first[key]!r}")
+    seen: dict[Any, set] = {}
+    for doc in docs:
+        for key in ("task", "metric", "mode", "budget"):
+            if doc.get(key) != first.get(key):
+                raise ValueError(f"{where}: {key} {doc.get(key)!r} is not {first.get(key)!r}")
+        a, b = first.get("settings", {}), doc.get("settings", {})
+        for key in POOLED_ALIKE:
+            if _setting(b, key) != _setting(a, key):
+                raise ValueError(
+                    f"{where}: setting {key!r} differs ({a.get(key)!r} and {b.get(key)!r}): "
+                    "only runs of the same protocol with other seeds pool"
+                )
+        targets = {r["target"] for rs in doc["runs"].values() for r in rs if "target" in r}
+        base = b.get("seed")
+        if base is not None and seen.get(base, set()) & targets:
+            raise ValueError(f"{where}: base seed {base} twice for the same targets")
+        seen.setdefault(base, set()).update(targets)
     runs: dict[str, list[Any]] = {}
     offset = 0
     for doc in docs:

@@ -95,10 +95,14 @@ def test_folders_pair_their_benchmarks_by_name(tmp_path) -> None:
 
 
 def test_comma_separated_folders_pool_their_seeds(tmp_path) -> None:
-    # Two seed sets of each side, each numbering its seeds from 0.
+    # Two seed sets of each side (base seeds 0 and 1), each numbering its seeds from 0.
     for side, doc in (("base", BASE), ("variant", VARIANT)):
         for k in (0, 1):
-            _write(tmp_path / f"{side}-{k}", "svm", doc)
+            _write(
+                tmp_path / f"{side}-{k}",
+                "svm",
+                {**doc, "settings": {**doc["settings"], "seed": k}},
+            )
         _write(tmp_path / f"{side}-0", "only-first", doc)
     boards = ablation.pair_folders(
         f"{tmp_path}/base-0,{tmp_path}/base-1",
@@ -111,6 +115,17 @@ def test_comma_separated_folders_pool_their_seeds(tmp_path) -> None:
     single = ablation.pair_folders(tmp_path / "base-0", tmp_path / "variant-0", "m", [1, 2])
     assert boards["svm"][1]["diff"] == pytest.approx(single["svm"][1]["diff"])
     assert boards["svm"][1]["targets"] == 2
+
+
+def test_pooled_folders_must_share_the_protocol_and_not_repeat_a_seed(tmp_path) -> None:
+    noisy = {**BASE, "settings": {**BASE["settings"], "seed": 1, "noise": 0.5}}
+    for name, doc in (("a", BASE), ("b", noisy), ("c", BASE)):
+        _write(tmp_path / name, "svm", doc)
+    _write(tmp_path / "v", "svm", VARIANT)
+    with pytest.raises(ValueError, match="setting 'noise' differs"):
+        ablation.pair_folders(f"{tmp_path}/a,{tmp_path}/b", tmp_path / "v", "m", [1])
+    with pytest.raises(ValueError, match="base seed 0 twice"):
+        ablation.pair_folders(f"{tmp_path}/a,{tmp_path}/c", tmp_path / "v", "m", [1])
 
 
 def test_markdown_marks_where_the_variant_is_behind() -> None:
