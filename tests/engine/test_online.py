@@ -12,6 +12,15 @@ def bowl(X, c=0.3):
     return -((np.atleast_2d(X) - c) ** 2).sum(1)
 
 
+def _continue_alike(opt, again, f, n):
+    """``again`` (restored from ``opt``) suggests what ``opt`` does for ``n`` more steps."""
+    for _ in range(n):
+        a, b = opt.ask(), again.ask()
+        np.testing.assert_allclose(a, b, atol=1e-6)
+        opt.tell(a, float(f(a)[0]))
+        again.tell(b, float(f(b)[0]))
+
+
 def test_joining_gap_sums_the_prefix_gaps():
     rng = np.random.default_rng(0)
     mu, y = rng.normal(size=6), rng.normal(size=6)
@@ -133,11 +142,7 @@ def test_a_restored_warm_start_keeps_the_points_of_the_tasks_given_at_constructi
         opt.update_meta_task("epoch=1", X, bowl(X, 0.8))  # another optimum than the task's
     again = MetaBO.from_state_dict(opt.state_dict())
     assert again.n_initial == opt.n_initial == 1
-    for _ in range(4):
-        a, b = opt.ask(), again.ask()
-        np.testing.assert_allclose(a, b, atol=1e-6)
-        opt.tell(a, float(bowl(a)[0]))
-        again.tell(b, float(bowl(b)[0]))
+    _continue_alike(opt, again, bowl, 4)
 
 
 def test_only_changed_tasks_are_rebuilt_and_predicted_again():
@@ -205,11 +210,7 @@ def test_a_restored_engine_borrows_the_scale_of_every_task(scaling, n_given):
     opt.update_meta_task("level", Xo, 100.0 + 50.0 * f(Xo))  # on another scale than the tasks'
     again = MetaBO.from_state_dict(opt.state_dict())
     assert again.target.meta_scale == opt.target.meta_scale
-    for _ in range(5):
-        a, b = opt.ask(), again.ask()
-        np.testing.assert_allclose(a, b, atol=1e-6)
-        opt.tell(a, float(f(a)[0]))
-        again.tell(b, float(f(b)[0]))
+    _continue_alike(opt, again, f, 5)
 
 
 def test_online_tasks_tie_a_categoricals_length_scales():
