@@ -293,6 +293,12 @@ class MetricReader:
             vals = [v for v in ends if math.isfinite(v)] or [float(s["last"])]
             if self.scope == "best" and not (is_num(s.get("avg")) and math.isfinite(s["avg"])):
                 report.note("best_since_a_nan")
+        last = _get(rec.last_result, cand.name) if rec.last_result else None
+        if not vals and not rows and is_num(last):
+            # Neither rows nor a summary (a result grid whose files did not load): the last
+            # result is the one value known, for "best" too, which the report notes.
+            vals = [float(last)]
+            report.note("best_from_last_result")
         if not vals:
             if not rows and rec.truncated:
                 report.drop("truncated_result")

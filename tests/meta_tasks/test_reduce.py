@@ -91,6 +91,13 @@ def test_a_summary_whose_extremes_restarted_after_a_nan_is_noted():
     assert report.notes == {"best_since_a_nan": 1}
 
 
+def test_a_trial_known_only_by_its_last_result_keeps_it_for_best_too():
+    rec = TrialRecord("t", {"x": 1}, False, last_result={"score": 0.8}, _rows=[])
+    report = LoadReport("s")
+    assert _reader("best").value(rec, candidates("score", None)[0], report) == 0.8
+    assert report.notes == {"best_from_last_result": 1} and not report.dropped
+
+
 def test_dropped_trials_are_counted_by_reason():
     report = LoadReport("s")
     reader, cand = _reader("last"), candidates("score", None)[0]
