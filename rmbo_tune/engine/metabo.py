@@ -564,10 +564,10 @@ class MetaBO:
         x = None
         if build is None:
             record["branch"] = "random"
-        elif self._initial_due(exclude) and not self._start_contested():
+        elif (k := self._initial_step(exclude)) is not None and not self._start_contested():
             record["branch"] = "initial"
             x = cand.initial_point(
-                self._n_initial_done(),
+                k,
                 self._warm,
                 sobol_points(self.n_initial, self.dim, self._seeds["initial"]),
                 exclude,
@@ -778,16 +778,18 @@ class MetaBO:
             return self._n_started()
         return sum(r["branch"] == "initial" for r in self.history)
 
-    def _initial_due(self, exclude: Array) -> bool:
-        """Whether this suggestion is one of the initial design's: fewer than ``n_initial``
-        of it so far, and while it is in the warm points, one of them still to evaluate
-        (a warm point given by the user is not evaluated again)."""
+    def _initial_step(self, exclude: Array) -> int | None:
+        """Which step of the initial design this suggestion is (:meth:`_n_initial_done`),
+        or None when it is none of them: ``n_initial`` reached, or, while the design is in
+        the warm points, none of them left to evaluate (a warm point given by the user is
+        not evaluated again)."""
         k = self._n_initial_done()
         if k >= self.n_initial:
-            return False
+            return None
         if self._warm is None or k >= len(self._warm):
-            return True
-        return bool((min_distances(self._warm, exclude) > self.options.duplicate_tol).any())
+            return k
+        free = min_distances(self._warm, exclude) > self.options.duplicate_tol
+        return k if free.any() else None
 
     def _probed(self) -> bool:
         """Whether a probe has been suggested."""

@@ -122,11 +122,7 @@ def test_state_round_trip_with_online_tasks(gap_estimate):
     assert again.online_tasks == ["epoch=1"] and len(again.excluded) == 4
     # The fixed candidates were drawn before the online task existed; so are the restored.
     np.testing.assert_array_equal(again._fixed, opt._fixed)
-    for _ in range(3):
-        a, b = opt.ask(), again.ask()
-        np.testing.assert_allclose(a, b, atol=1e-6)
-        opt.tell(a, float(bowl(a)[0]))
-        again.tell(b, float(bowl(b)[0]))
+    _continue_alike(opt, again, bowl, 3)
     assert again.nu == pytest.approx(opt.nu)
 
 
