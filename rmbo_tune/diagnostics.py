@@ -37,13 +37,14 @@ def write_history(
     meta_tasks: Sequence[str],
     counts: Mapping[str, int],
     space: Mapping[str, Any] | None = None,
+    added: Sequence[Mapping[str, Any]] = (),
 ) -> None:
     """Write a search's suggestion history as JSON, replacing ``path`` atomically.
 
-    The file holds one object: ``metric``, ``mode``, ``meta_tasks``, ``counts``, ``space``
-    and ``suggestions`` (the records, one per line, so that the file reads well). With the
-    space and each suggestion's point ``x`` and outcome, it is enough to rebuild the search
-    (:func:`read_history`).
+    The file holds one object: ``metric``, ``mode``, ``meta_tasks``, ``counts``, ``space``,
+    ``added`` and ``suggestions`` (the records, one per line, so that the file reads well).
+    With the space, each suggestion's point ``x`` and outcome and the results given
+    without a suggestion, it is enough to rebuild the search (:func:`read_history`).
 
     Parameters
     ----------
@@ -59,6 +60,10 @@ def write_history(
         The searcher's counts (observed, errored, ...).
     space : mapping, optional
         The search space as :func:`~rmbo_tune.space_codec.space_to_json` writes it.
+    added : sequence of mapping, optional
+        Results given with ``add_evaluated_point``: ``x``, ``outcome`` ("observed" or
+        "failed"), ``value`` if observed, and ``after``, the number of suggestions made
+        before it was given.
     """
     path = os.fspath(path)
     tmp = path + ".tmp"
@@ -69,6 +74,7 @@ def write_history(
             "meta_tasks": list(meta_tasks),
             "counts": dict(counts),
             "space": None if space is None else dict(space),
+            "added": [dict(a) for a in added],
         }
     )
     with open(tmp, "w") as fh:
@@ -94,8 +100,10 @@ def read_history(path: str | os.PathLike) -> dict[str, Any]:
     -------
     dict
         ``metric``, ``mode``, ``meta_tasks``, ``counts``, ``space`` (None in files written
-        without it) and ``suggestions``; each suggestion has ``x`` (its point in the unit
-        cube), an ``outcome`` (None while running) and, if observed, the reported ``value``.
+        without it), ``added`` (empty in files written without it) and ``suggestions``;
+        each suggestion has ``x`` (its point in the unit cube), an ``outcome`` (None while
+        running) and, if observed, the reported ``value``; each of ``added`` has ``x``, an
+        ``outcome`` ("observed" or "failed"), ``after`` and, if observed, ``value``.
 
     Raises
     ------
@@ -111,10 +119,25 @@ def read_history(path: str | os.PathLike) -> dict[str, Any]:
         ok = isinstance(rec, dict) and isinstance(rec.get("x"), list)
         ok = ok and rec.get("outcome") in OUTCOMES and isinstance(rec.get("trial_id"), str)
         if ok and rec.get("outcome") == "observed":
-            ok = isinstance(rec.get("value"), int | float) and not isinstance(rec["value"], bool)
+            ok = _is_number(rec.get("value"))
         if not ok:
             raise ValueError(f"{os.fspath(path)}: suggestion {i} cannot be replayed: {rec!r}")
+    saved.setdefault("added", [])
+    if not isinstance(saved["added"], list):
+        raise ValueError(f"{os.fspath(path)}: 'added' is not a list")
+    for i, rec in enumerate(saved["added"]):
+        ok = isinstance(rec, dict) and isinstance(rec.get("x"), list)
+        ok = ok and rec.get("outcome") in ("observed", "failed")
+        ok = ok and isinstance(rec.get("after"), int) and not isinstance(rec["after"], bool)
+        if ok and rec["outcome"] == "observed":
+            ok = _is_number(rec.get("value"))
+        if not ok:
+            raise ValueError(f"{os.fspath(path)}: added result {i} cannot be replayed: {rec!r}")
     return saved
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def name_by_task(record: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:

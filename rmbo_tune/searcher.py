@@ -175,6 +175,9 @@ class RMBOSearcher(Searcher):
         self._reported: dict[str, Any] = {}  # latest value of the metric per live trial
         self._observed: set[str] = set()
         self._history: list[dict] = []
+        # Results given with add_evaluated_point: not suggestions, so not in the history,
+        # but kept (with the number of suggestions made before each) to rebuild the search.
+        self._added: list[dict] = []
         self.counts = dict.fromkeys(_COUNTS, 0)
 
     def set_search_properties(
@@ -329,6 +332,11 @@ class RMBOSearcher(Searcher):
         elif y is not None:
             engine.tell(x, y)
             self.counts["added"] += 1
+        if outcome in ("failed", "observed"):
+            record = {"x": x.tolist(), "outcome": outcome, "after": len(self._history)}
+            if outcome == "observed":
+                record["value"] = self._sign * y
+            self._added.append(record)
 
     def save(self, checkpoint_path: str) -> None:
         """Write the state as JSON (never a pickle), and ``rmbo_history.json`` beside it."""
@@ -345,6 +353,7 @@ class RMBOSearcher(Searcher):
             meta_tasks=self._task_names,
             counts=self.counts,
             space=state["space"],
+            added=self._added,
         )
 
     @one_blas_thread

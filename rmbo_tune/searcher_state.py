@@ -52,6 +52,7 @@ def dump(s: RMBOSearcher) -> dict[str, Any]:
         "points": [point_to_json(p) for p in s._points],
         "rewards": s._rewards,
         "history": s._history,
+        "added": s._added,
         "counts": s.counts,
         "max_concurrent": s._max_concurrent,
         "task_names": s._task_names,
@@ -75,6 +76,7 @@ def load(s: RMBOSearcher, state: dict[str, Any], checkpoint_path: str) -> None:
     s._points = [point_from_json(p) for p in state["points"]]
     s._rewards = state["rewards"]
     s._history = state["history"]
+    s._added = list(state.get("added", []))
     s.counts.update(state["counts"])
     s._max_concurrent = s._max_concurrent or state["max_concurrent"]
     s._task_names = list(state["task_names"])
@@ -102,7 +104,9 @@ def recover(s: RMBOSearcher, checkpoint_path: str, damaged: str) -> None:
     s._metric, s._mode = s._metric or saved["metric"], s._mode or saved["mode"]
     engine, records = s._ensure_engine(), saved["suggestions"]
     s._points = s._points[sum(r.get("branch") == "points_to_evaluate" for r in records) :]
-    for rec in records:
+    added = saved.get("added", [])
+    for i, rec in enumerate(records):
+        _replay_added(engine, [a for a in added if a["after"] == i], s._sign)
         outcome = rec.get("outcome")
         if outcome is None:  # running when the state was saved: Tune reruns it
             engine.add_pending(rec["x"])
@@ -120,7 +124,8 @@ def recover(s: RMBOSearcher, checkpoint_path: str, damaged: str) -> None:
             engine.add_pending(rec["x"])
             engine.tell(rec["x"], s._sign * rec["value"])
         s._observed.add(rec["trial_id"])
-    s._history = records
+    _replay_added(engine, [a for a in added if a["after"] >= len(records)], s._sign)
+    s._history, s._added = records, list(added)
     s.counts.update(saved["counts"])
     logger.warning(
         "RMBOSearcher: %s; the search was rebuilt from %s (%d trials finished, %d running)",
@@ -129,6 +134,16 @@ def recover(s: RMBOSearcher, checkpoint_path: str, damaged: str) -> None:
         len(s._observed),
         len(s._live),
     )
+
+
+def _replay_added(engine: MetaBO, added: list[dict[str, Any]], sign: float) -> None:
+    """Tell the engine results given with ``add_evaluated_point``, as they were told: not
+    as one of the search's own iterations (no pending point first)."""
+    for rec in added:
+        if rec["outcome"] == "failed":
+            engine.fail(rec["x"])
+        else:
+            engine.tell(rec["x"], sign * rec["value"])
 
 
 def tune_trials(directory: str) -> dict[str, dict[str, Any]] | None:

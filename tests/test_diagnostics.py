@@ -80,6 +80,7 @@ def test_write_history_writes_one_suggestion_a_line(tmp_path) -> None:
         "meta_tasks": ["t"],
         "counts": counts,
         "space": None,
+        "added": [],
         "suggestions": history,
     }
     assert text.splitlines()[1:3] == [json.dumps(history[0]) + ",", json.dumps(history[1])]
@@ -108,6 +109,19 @@ def test_read_history_returns_what_was_written_and_names_what_cannot_be_replayed
         diagnostics.write_history(path, [record], metric="l", mode="max", meta_tasks=[], counts={})
         with pytest.raises(ValueError, match="suggestion 0 cannot be replayed"):
             diagnostics.read_history(path)
+    added = [{"x": [0.4], "outcome": "observed", "value": 0.1, "after": 1}]
+    diagnostics.write_history(
+        path, history, metric="l", mode="max", meta_tasks=[], counts={}, added=added
+    )
+    assert diagnostics.read_history(path)["added"] == added
+    for record in ({**added[0], "after": None}, {**added[0], "value": None}, {"x": [0.4]}):
+        diagnostics.write_history(
+            path, [], metric="l", mode="max", meta_tasks=[], counts={}, added=[record]
+        )
+        with pytest.raises(ValueError, match="added result 0 cannot be replayed"):
+            diagnostics.read_history(path)
+    path.write_text('{"suggestions": []}')  # written before results given were kept
+    assert diagnostics.read_history(path)["added"] == []
     path.write_text("[1, 2]")
     with pytest.raises(ValueError, match="not a suggestion history"):
         diagnostics.read_history(path)

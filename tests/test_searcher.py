@@ -560,6 +560,34 @@ def test_a_damaged_state_file_is_rebuilt_from_the_history_beside_it(tmp_path, ca
     assert fresh.history[-1]["branch"] != "points_to_evaluate"
 
 
+def test_results_given_without_a_suggestion_survive_a_rebuild_from_the_history(tmp_path):
+    path = tmp_path / "searcher-state.json"
+    space = {"x": tune.uniform(0, 1)}
+    searcher = RMBOSearcher(space, metric="loss", mode="min", seed=0)
+    searcher.add_evaluated_point({"x": 0.1}, 0.3)  # before the first suggestion
+    searcher.suggest("a")
+    searcher.on_trial_complete("a", {"loss": 0.25})
+    searcher.add_evaluated_point({"x": 0.9}, 0.0, error=True)  # after it
+    searcher.add_evaluated_point({"x": 0.6}, 0.2)
+    searcher.save(str(path))
+    kept = RMBOSearcher(space, metric="loss", mode="min", seed=0)
+    kept.restore(str(path))  # the state file itself keeps them too
+    path.write_text(path.read_text()[:40])
+    fresh = RMBOSearcher(space, metric="loss", mode="min", seed=0)
+    fresh.restore(str(path))
+    for restored in (kept, fresh):
+        engine, before = restored.engine, searcher.engine
+        assert engine.target.X_list == before.target.X_list
+        assert np.array_equal(engine.y, before.y) and len(engine.target.failed) == 1
+        assert engine.nu == before.nu  # given results are not the search's iterations
+        assert restored.history == searcher.history
+    fresh.save(str(path))  # and a second rebuild still has them
+    path.write_text(path.read_text()[:40])
+    again = RMBOSearcher(space, metric="loss", mode="min", seed=0)
+    again.restore(str(path))
+    assert np.array_equal(again.engine.y, searcher.engine.y)
+
+
 def test_a_damaged_state_without_a_usable_history_is_named_with_how_to_go_on(tmp_path) -> None:
     _, fresh, path = _damaged_search(tmp_path)
     (tmp_path / "rmbo_history.json").write_text('{"suggestions": [{"x": [0.5]}]}')
