@@ -13,7 +13,7 @@ points that stand for real configurations. Valid ranges follow Tune's sampling e
 of ``q`` between the bounds, both included; continuous floats stay below ``upper``.
 
 ``grid_search``, ``sample_from`` and ``randn``/``qrandn`` have no place in a bounded cube and
-are refused with a ``ValueError`` naming the key.
+are refused with a ``ValueError`` naming the key; so are keys that are not strings.
 """
 
 from __future__ import annotations
@@ -316,6 +316,7 @@ class SearchSpace:
             raise UnsupportedSearchSpaceError(
                 f"the search space must be a dict, got {type(param_space).__name__}"
             )
+        _refuse_non_string_keys(param_space)
         dims, constants, fixed = [], {}, {}
         for path, value in flatten(param_space).items():
             if isinstance(value, Mapping) and "grid_search" in value:
@@ -428,6 +429,21 @@ class SearchSpace:
             elif d.q is not None:
                 X[:, sl] = d._to_unit(d._from_unit(block))
         return X
+
+
+def _refuse_non_string_keys(space: Mapping[Any, Any], prefix: Path = ()) -> None:
+    """Raise for a key that is not a string, anywhere in a (nested) param space: configs
+    and earlier experiments are matched by name, and Tune's own records write keys as
+    strings, so ``1`` and ``"1"`` could not be told apart."""
+    for key, value in space.items():
+        if not isinstance(key, str):
+            where = f"{path_name(prefix)}: " if prefix else ""
+            raise UnsupportedSearchSpaceError(
+                f"{where}the key {key!r} ({type(key).__name__}) is not a string; "
+                f"name it {str(key)!r}"
+            )
+        if isinstance(value, Mapping):
+            _refuse_non_string_keys(value, (*prefix, key))
 
 
 def _is_flat(config: Mapping) -> bool:

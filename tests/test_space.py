@@ -123,6 +123,8 @@ def test_encode_names_missing_keys_and_unknown_categories_and_can_clip():
         ({"r": tune.randn(0, 1)}, "r: tune.randn/qrandn is unbounded"),
         ({"l": [tune.uniform(0, 1)]}, "l: domains inside lists"),
         ({"c": tune.choice([tune.uniform(0, 1), 2])}, "c: conditional spaces"),
+        ({1: tune.uniform(0, 1)}, r"the key 1 \(int\) is not a string; name it '1'"),
+        ({"n": {2.5: 3}, "x": tune.uniform(0, 1)}, r"n: the key 2.5 \(float\)"),
     ],
 )
 def test_unsupported_domains_are_refused_naming_the_key(space, message):
