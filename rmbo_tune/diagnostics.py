@@ -38,13 +38,15 @@ def write_history(
     counts: Mapping[str, int],
     space: Mapping[str, Any] | None = None,
     added: Sequence[Mapping[str, Any]] = (),
+    fidelity: Mapping[str, Any] | None = None,
 ) -> None:
     """Write a search's suggestion history as JSON, replacing ``path`` atomically.
 
     The file holds one object: ``metric``, ``mode``, ``meta_tasks``, ``counts``, ``space``,
-    ``added`` and ``suggestions`` (the records, one per line, so that the file reads well).
-    With the space, each suggestion's point ``x`` and outcome and the results given
-    without a suggestion, it is enough to rebuild the search (:func:`read_history`).
+    ``added``, ``fidelity`` and ``suggestions`` (the records, one per line, so that the
+    file reads well). With the space, each suggestion's point ``x`` and outcome, the
+    results given without a suggestion and the learning curves, it is enough to rebuild
+    the search (:func:`read_history`).
 
     Parameters
     ----------
@@ -64,6 +66,8 @@ def write_history(
         Results given with ``add_evaluated_point``: ``x``, ``outcome`` ("observed" or
         "failed"), ``value`` if observed, and ``after``, the number of suggestions made
         before it was given.
+    fidelity : mapping, optional
+        The trials' learning curves beside a scheduler (``FidelityTracker.state_dict``).
     """
     path = os.fspath(path)
     tmp = path + ".tmp"
@@ -75,6 +79,7 @@ def write_history(
             "counts": dict(counts),
             "space": None if space is None else dict(space),
             "added": [dict(a) for a in added],
+            "fidelity": None if fidelity is None else dict(fidelity),
         }
     )
     with open(tmp, "w") as fh:
@@ -122,6 +127,8 @@ def read_history(path: str | os.PathLike) -> dict[str, Any]:
             ok = _is_number(rec.get("value"))
         if not ok:
             raise ValueError(f"{os.fspath(path)}: suggestion {i} cannot be replayed: {rec!r}")
+    if not isinstance(saved.setdefault("fidelity", None), dict | None):
+        raise ValueError(f"{os.fspath(path)}: 'fidelity' is not an object")
     saved.setdefault("added", [])
     if not isinstance(saved["added"], list):
         raise ValueError(f"{os.fspath(path)}: 'added' is not a list")

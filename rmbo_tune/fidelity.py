@@ -56,9 +56,13 @@ def default_levels(max_fidelity: float) -> list[float]:
 def from_scheduler(scheduler: Any) -> dict[str, Any]:
     """``fidelity_attr``, ``max_fidelity`` and ``fidelity_levels`` read from a Tune scheduler.
 
-    ASHA gives its rung milestones, HyperBand the ``max_t / eta^k`` ladder of its brackets,
-    ``MedianStoppingRule`` only its time attribute (its stopping points are not a ladder, and
-    it has no maximum: pass ``max_fidelity``). FIFO gives nothing.
+    ASHA gives its rung milestones, HyperBand the milestones of its brackets (with
+    ``stop_last_trials``, the default, its full fidelity is where its shortest bracket stops
+    the trials that win it: ``int(max_t / eta^s) eta^s`` can fall short of ``max_t``, 9 for
+    ``max_t=10, eta=3``), ``MedianStoppingRule`` only its time attribute (its stopping
+    points are not a ladder, and it has no maximum: pass ``max_fidelity``). A
+    ``ResourceChangingScheduler`` is read through the scheduler it wraps. FIFO gives
+    nothing.
 
     Raises
     ------
@@ -72,6 +76,7 @@ def from_scheduler(scheduler: Any) -> dict[str, Any]:
         AsyncHyperBandScheduler,
         HyperBandScheduler,
         PopulationBasedTraining,
+        ResourceChangingScheduler,
         TrialScheduler,
     )
 
@@ -83,21 +88,39 @@ def from_scheduler(scheduler: Any) -> dict[str, Any]:
         )
     if not isinstance(scheduler, TrialScheduler):
         raise TypeError(f"scheduler must be a Tune TrialScheduler, got {type(scheduler).__name__}")
+    if isinstance(scheduler, ResourceChangingScheduler):
+        return from_scheduler(scheduler._base_scheduler)
     out: dict[str, Any] = {}
     if isinstance(scheduler, AsyncHyperBandScheduler):
         max_t = float(scheduler._max_t)
         rungs = {float(m) for b in scheduler._brackets for m, _ in b._rungs}
         out = {"max_fidelity": max_t, "fidelity_levels": sorted(r for r in rungs if r < max_t)}
     elif isinstance(scheduler, HyperBandScheduler):
-        max_t, eta = float(scheduler._max_t_attr), float(scheduler._eta)
-        levels, level = [], max_t / eta
-        while level >= 1.0:
-            levels.append(float(int(level)))
-            level /= eta
-        out = {"max_fidelity": max_t, "fidelity_levels": sorted(set(levels))}
+        max_t = float(scheduler._max_t_attr)
+        milestones = hyperband_milestones(max_t, float(scheduler._eta), scheduler._s_max_1)
+        full = min(m[-1] for m in milestones) if scheduler._stop_last_trials else max_t
+        levels = {r for m in milestones for r in m if r < full}
+        out = {"max_fidelity": full, "fidelity_levels": sorted(levels)}
     time_attr = getattr(scheduler, "_time_attr", None)  # FIFO has none
     if isinstance(time_attr, str):
         out["fidelity_attr"] = time_attr
+    return out
+
+
+def hyperband_milestones(max_t: float, eta: float, n_brackets: int) -> list[list[float]]:
+    """The milestones of each of HyperBand's brackets, as Tune's ``HyperBandScheduler``
+    sets them: bracket ``s`` starts at ``int(max_t / eta^s)`` (skipped when that is 0) and
+    multiplies by ``eta`` at each of its ``s`` halvings, capped at ``max_t``."""
+    out = []
+    for s in range(n_brackets):
+        r = int(max_t * eta ** (-s))
+        if r == 0:
+            continue
+        steps = [float(r)]
+        for _ in range(s):
+            r = int(min(r * eta, max_t))
+            steps.append(float(r))
+        out.append(steps)
     return out
 
 
@@ -283,6 +306,11 @@ class FidelityTracker:
             "full": self.full,
             "stopped": self.stopped,
         }
+
+    def relevel(self) -> None:
+        """Mark every level with values as changed, so that each becomes a meta-task again
+        (for an engine rebuilt without them)."""
+        self._changed = {lv for c in self.values.values() for lv in c}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Inverse of :meth:`state_dict`."""

@@ -31,6 +31,8 @@ from rmbo_tune.space_codec import config_to_json
 
 logger = logging.getLogger(__name__)
 
+# Trials ended without one at the full budget before that is named as a likely mistake.
+NEVER_FULL_AFTER = 10
 _COUNTS = (
     "observed",
     "errored",
@@ -145,6 +147,13 @@ class RMBOSearcher(Searcher):
         given = {"max_fidelity": max_fidelity, "fidelity_attr": fidelity_attr}
         given["fidelity_levels"] = fidelity_levels
         read = from_scheduler(scheduler) if scheduler is not None else {}
+        if (
+            isinstance(max_fidelity, numbers.Real)
+            and fidelity_levels is None
+            and "fidelity_levels" in read
+        ):
+            # The full budget given here, not the scheduler's: its rungs above it are not levels.
+            read["fidelity_levels"] = [v for v in read["fidelity_levels"] if v < max_fidelity]
         fid = {k: v if v is not None else read.get(k) for k, v in given.items()}
         self._fidelity = FidelityTracker(
             fid["fidelity_attr"] or "training_iteration",
@@ -179,6 +188,7 @@ class RMBOSearcher(Searcher):
         # but kept (with the number of suggestions made before each) to rebuild the search.
         self._added: list[dict] = []
         self.counts = dict.fromkeys(_COUNTS, 0)
+        self._warned_never_full = False
 
     def set_search_properties(
         self, metric: str | None, mode: str | None, config: dict, **spec: Any
@@ -247,7 +257,8 @@ class RMBOSearcher(Searcher):
         and (with ``max_fidelity``) its value at each fidelity level it reached."""
         self._unconfirmed.discard(trial_id)
         value = _metric_value(result, self._metric) if self._metric else None
-        if trial_id in self._live and isinstance(value, numbers.Real) and value is not True:
+        numeric = isinstance(value, numbers.Real) and not isinstance(value, bool)
+        if trial_id in self._live and numeric:
             self._reported[trial_id] = float(value)
             self._fidelity.observe(trial_id, self._live[trial_id], result, self._sign * value)
 
@@ -279,6 +290,7 @@ class RMBOSearcher(Searcher):
         if not error and result is not None and not self._fidelity.is_full(trial_id, result):
             y, outcome = None, "stopped"  # stopped early: not a full-fidelity value
             self.counts["stopped_early"] += 1
+            self._warn_if_never_full()
             self._engine.drop(x)
         else:
             y, outcome = self._objective(result, error)
@@ -293,6 +305,30 @@ class RMBOSearcher(Searcher):
             record["outcome"] = outcome
             if y is not None:
                 record["value"] = self._sign * y  # as reported; restores use it
+
+    def _warn_if_never_full(self) -> None:
+        """Warn once when many trials ended and none reached ``max_fidelity``: a trainable
+        that ends before the scheduler's ``max_t`` (ASHA's default is 100) is never
+        observed, and the search would run on its level meta-tasks alone."""
+        fid = self._fidelity
+        if (
+            getattr(self, "_warned_never_full", False)
+            or fid.full
+            or self.counts["stopped_early"] < NEVER_FULL_AFTER
+        ):
+            return
+        self._warned_never_full = True
+        reached = max(fid.reached.values(), default=float("nan"))
+        logger.warning(
+            "RMBOSearcher: %d trials ended and none reached %s=%g, the full budget (the "
+            "furthest reached %g), so none is observed. If your trainable ends before the "
+            "scheduler's max_t, give the scheduler max_t=<its last %s> (or pass max_fidelity=)",
+            self.counts["stopped_early"],
+            fid.attr,
+            fid.max_fidelity,
+            reached,
+            fid.attr,
+        )
 
     def _record(self, trial_id: str) -> dict | None:
         """The history record of ``trial_id`` (its latest suggestion)."""
@@ -354,6 +390,7 @@ class RMBOSearcher(Searcher):
             counts=self.counts,
             space=state["space"],
             added=self._added,
+            fidelity=self._fidelity.state_dict() if self._fidelity.active else None,
         )
 
     @one_blas_thread
@@ -474,9 +511,7 @@ class RMBOSearcher(Searcher):
         for name, X, y in changed:
             engine.update_meta_task(name, X, y)
         if changed:
-            online = engine.online_tasks
-            n_base = engine.n_meta_tasks - len(online) if online else len(self._task_names)
-            self._task_names = self._task_names[:n_base] + online
+            self._task_names = self._task_names[: engine.n_given_tasks] + engine.online_tasks
 
     @property
     def _sign(self) -> float:

@@ -89,12 +89,17 @@ def load(s: RMBOSearcher, state: dict[str, Any], checkpoint_path: str) -> None:
 
 def recover(s: RMBOSearcher, checkpoint_path: str, damaged: str) -> None:
     """Rebuild the search from the history file written beside a damaged state file:
-    every observation, failure, stopped and running trial it records, and the meta-tasks."""
+    every observation, failure, stopped and running trial it records, the results given
+    without a suggestion, the trials' learning curves (with a scheduler) and the
+    meta-tasks."""
     path = os.path.join(os.path.dirname(checkpoint_path) or ".", HISTORY_FILE)
     try:
         saved = read_history(path)
         if s._space is None and saved.get("space") is not None:
             s._space = space_from_json(saved["space"])
+        if saved.get("fidelity") is not None:
+            s._fidelity.load_state_dict(saved["fidelity"])
+            s._fidelity.relevel()  # the rebuilt engine has no level meta-tasks yet
     except (OSError, ValueError, KeyError, TypeError) as exc:
         s._damaged = (  # the trials' results on disk are intact: reuse them so
             f"{damaged}, and {path} cannot replace it ({exc}); start a new search "

@@ -81,6 +81,7 @@ def test_write_history_writes_one_suggestion_a_line(tmp_path) -> None:
         "counts": counts,
         "space": None,
         "added": [],
+        "fidelity": None,
         "suggestions": history,
     }
     assert text.splitlines()[1:3] == [json.dumps(history[0]) + ",", json.dumps(history[1])]

@@ -12,6 +12,7 @@ from ray.tune.schedulers import (
     HyperBandScheduler,
     MedianStoppingRule,
     PopulationBasedTraining,
+    ResourceChangingScheduler,
 )
 
 from rmbo_tune import RMBOSearcher
@@ -39,6 +40,13 @@ def test_levels_read_from_schedulers():
     }
     hb = from_scheduler(HyperBandScheduler(max_t=27, reduction_factor=3))
     assert hb["max_fidelity"] == 27.0 and hb["fidelity_levels"] == [1.0, 3.0, 9.0]
+    # max_t not a power of eta: the brackets that halve stop their winners at 9, not 10
+    hb = from_scheduler(HyperBandScheduler(max_t=10, reduction_factor=3))
+    assert hb["max_fidelity"] == 9.0 and hb["fidelity_levels"] == [1.0, 3.0]
+    hb = from_scheduler(HyperBandScheduler(max_t=10, reduction_factor=3, stop_last_trials=False))
+    assert hb["max_fidelity"] == 10.0 and hb["fidelity_levels"] == [1.0, 3.0, 9.0]
+    wrapped = ResourceChangingScheduler(ASHAScheduler(time_attr="epoch", max_t=20, grace_period=1))
+    assert from_scheduler(wrapped) == asha
     assert from_scheduler(MedianStoppingRule(time_attr="epoch")) == {"fidelity_attr": "epoch"}
     assert from_scheduler(FIFOScheduler()) == {}
     with pytest.raises(ValueError, match="PopulationBasedTraining"):
@@ -118,6 +126,43 @@ def run_by_hand(searcher, n_trials, stop_at):
             if epoch < stop:
                 searcher.on_trial_result(tid, result)
         searcher.on_trial_complete(tid, result)
+
+
+def test_level_meta_tasks_are_named_after_the_earlier_experiments():
+    rng = np.random.default_rng(0)
+    configs = [{"a": float(a), "b": float(b)} for a, b in rng.uniform(size=(10, 2))]
+    meta = {"old": (configs, [loss(c, 9) for c in configs])}
+    meta["older"] = (configs, [-loss(c, 9) for c in configs])
+    searcher = RMBOSearcher(
+        SPACE, metric="loss", mode="min", seed=0, meta_tasks=meta, max_fidelity=9
+    )
+    run_by_hand(searcher, 8, lambda i: 9 if i % 3 == 0 else (3 if i % 2 else 1))
+    searcher.suggest("next")
+    names = ["old", "older", "training_iteration=1", "training_iteration=3"]
+    assert searcher.engine.online_tasks == names[2:]
+    assert list(searcher.history[-1]["weights"]) == names
+
+
+def test_a_boolean_metric_is_never_a_level_value():
+    searcher = RMBOSearcher(SPACE, metric="loss", mode="min", seed=0, max_fidelity=9)
+    searcher.suggest("t")
+    searcher.on_trial_result("t", {"loss": False, "training_iteration": 3})
+    searcher.on_trial_complete("t", {"training_iteration": 9})
+    assert searcher._fidelity.values == {} and len(searcher.engine.y) == 0
+
+
+def test_the_budget_given_leaves_out_the_schedulers_rungs_above_it():
+    asha = ASHAScheduler(time_attr="epoch", max_t=100, grace_period=1)
+    searcher = RMBOSearcher(metric="loss", mode="min", scheduler=asha, max_fidelity=10)
+    assert searcher._fidelity.max_fidelity == 10 and searcher._fidelity.levels == [1.0, 4.0]
+
+
+def test_trials_that_never_reach_the_budget_are_named_once(caplog):
+    searcher = RMBOSearcher(SPACE, metric="loss", mode="min", seed=0, max_fidelity=100)
+    with caplog.at_level("WARNING", logger="rmbo_tune.searcher"):
+        run_by_hand(searcher, 12, lambda i: 10)  # a trainable of 10 epochs, ASHA's max_t
+    assert caplog.text.count("none reached training_iteration=100") == 1
+    assert "the furthest reached 10" in caplog.text
 
 
 def test_early_stopped_values_never_reach_the_target_and_levels_grow():
@@ -292,6 +337,12 @@ def test_a_damaged_state_is_rebuilt_with_its_stopped_trials(tmp_path):
     assert np.array_equal(fresh.engine.y, searcher.engine.y)
     assert np.allclose(fresh.engine.excluded, searcher.engine.excluded)
     assert len(fresh.engine.pending) == 0
+    # the learning curves come back, and with them the level meta-tasks
+    assert fresh._fidelity.state_dict()["values"] == searcher._fidelity.state_dict()["values"]
+    assert fresh._fidelity.stopped == searcher._fidelity.stopped
+    searcher.suggest("next")
+    fresh.suggest("next")
+    assert fresh.engine.online_tasks == searcher.engine.online_tasks == ["training_iteration=1"]
 
 
 @pytest.mark.ray

@@ -399,6 +399,11 @@ class MetaBO:
         (a restored engine's meta-tasks include them)."""
         return count_given_tasks(self._online, len(self._meta_data))
 
+    @property
+    def n_given_tasks(self) -> int:
+        """Number of meta-tasks given at construction; :attr:`online_tasks` follow them."""
+        return self._given_tasks()
+
     @functools.cached_property
     def searched_score(self) -> float:
         """How much the meta-tasks given at construction look like a search's trials
