@@ -49,8 +49,12 @@ _COUNTS = (
 
 
 def _metric_value(result: Mapping[str, Any], metric: str) -> Any:
-    """``result[metric]``, ``"a/b"`` also read from nested results; None if absent."""
-    return flatten(result).get(tuple(metric.split("/")), result.get(metric))
+    """``result[metric]``, ``"a/b"`` also read from nested results; None if absent. A 0-d
+    array or tensor (numpy, torch, jax) is read as its Python number."""
+    value = flatten(result).get(tuple(metric.split("/")), result.get(metric))
+    if getattr(value, "ndim", None) == 0 and callable(getattr(value, "item", None)):
+        return value.item()
+    return value
 
 
 def _rewards(values: Sequence[Any]) -> list[float]:
@@ -296,6 +300,10 @@ class RMBOSearcher(Searcher):
             y, outcome = self._objective(result, error)
         if outcome == "failed":  # worse than every success: its region is not proposed again
             self._engine.fail(x)
+        elif outcome == "dropped" and result is not None:
+            # It ran and told nothing usable: run again, it would tell the same, and
+            # the unchanged model would suggest it at once.
+            self._engine.drop(x)
         elif outcome != "stopped":
             self._engine.tell(x, y)
         if self._fidelity.active and outcome in ("observed", "stopped"):

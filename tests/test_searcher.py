@@ -460,6 +460,25 @@ def test_a_metric_that_is_not_a_number_is_counted_never_coerced(value, caplog) -
     assert "not a number" in caplog.text
 
 
+def test_a_trial_that_told_nothing_usable_is_not_suggested_again() -> None:
+    searcher = RMBOSearcher(metric="loss", mode="min", seed=0)
+    searcher.set_search_properties("loss", "min", {"x": tune.uniform(0, 1)})
+    configs = []
+    for i in range(4):  # a trainable that reports the metric as a string
+        configs.append(searcher.suggest(str(i))["x"])
+        searcher.on_trial_complete(str(i), {"loss": "0.5"})
+    assert len(set(configs)) == 4 and searcher.counts["non_numeric"] == 4
+
+
+@pytest.mark.parametrize("value", [np.array(0.25), np.float32(0.25)])
+def test_a_metric_held_in_a_0d_array_is_its_number(value) -> None:
+    searcher = RMBOSearcher(metric="loss", mode="min", seed=0)
+    searcher.set_search_properties("loss", "min", {"x": tune.uniform(0, 1)})
+    searcher.suggest("a")
+    searcher.on_trial_complete("a", {"loss": value})
+    assert searcher.engine.y.tolist() == [-0.25] and searcher.counts["observed"] == 1
+
+
 def test_an_errored_trial_counts_against_its_region_and_says_so_in_the_history() -> None:
     searcher = RMBOSearcher(metric="loss", mode="min", seed=0)
     searcher.set_search_properties("loss", "min", {"x": tune.uniform(0, 1)})

@@ -381,8 +381,12 @@ class MetaBO:
             isinstance(y, bool) or not isinstance(y, numbers.Real) or not np.isfinite(y)
         ):
             raise ValueError(f"y must be a finite number or None, got {y!r}")
-        for k, p in enumerate(self._pending):
-            if np.allclose(p, point, rtol=0.0, atol=1e-12):
+        if self._pending:
+            # The nearest pending point within duplicate_tol: a point told back after a
+            # round trip (float32, a CSV) is the one that was suggested.
+            d = np.linalg.norm(np.asarray(self._pending) - point, axis=1)
+            k = int(np.argmin(d))
+            if d[k] <= self.options.duplicate_tol:
                 del self._pending[k]
                 return point, True
         return point, False

@@ -359,7 +359,7 @@ def engine_tasks(
     dropped : int
         Configs left out because they are not in the space (or their value is not finite).
     """
-    meta, names, dropped = [], [], 0
+    meta, names, dropped, unusable = [], [], 0, []
     for task in tasks:
         X, y, n_out = task.encode(space)
         dropped += n_out
@@ -367,11 +367,27 @@ def engine_tasks(
             meta.append((X, (1.0 if (task.mode or mode) == "max" else -1.0) * y))
             names.append(task.name)
         else:
-            logger.warning(
-                "RMBOSearcher: meta-task %r has no config in the search space; it is ignored",
-                task.name,
-            )
+            unusable.append(f"{task.name!r} {_why_unusable(task, space)}")
+            logger.warning("RMBOSearcher: meta-task %s; it is ignored", unusable[-1])
+    if unusable and not meta:
+        raise ValueError(f"no meta-task is usable: {'; '.join(unusable)}")
     return meta, names, dropped
+
+
+def _why_unusable(task: CompactTask, space: SearchSpace) -> str:
+    """Why ``task`` has no row for the engine (its encoding kept none)."""
+    if not any(math.isfinite(v) for v in task.values):
+        return "has no finite value (every one is NaN or infinite)"
+    configs = [space.flatten(unflatten(c)) for c in task.configs()]
+    if not any(fixed_slice(space, configs)[1]):
+        return "has no trial at the values this search holds constant"
+    unrecorded = unrecorded_keys(space, configs)
+    for cfg in configs:
+        try:
+            space.encode(cfg, unrecorded=unrecorded)
+        except OutOfSpaceError as exc:
+            return f"has no config in the search space (the first: {exc})"
+    return "has no finite value at a config in the search space"
 
 
 class PendingMetaTasks:

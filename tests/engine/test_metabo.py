@@ -210,6 +210,9 @@ def test_tell_accepts_points_never_asked_and_resolves_pending():
     opt.tell(x, 2.0)
     assert opt.pending.shape == (0, 2)
     np.testing.assert_array_equal(opt.y, [1.0, 2.0])
+    x = opt.ask()
+    opt.tell(x.astype(np.float32), 3.0)  # told back after a round trip through float32
+    assert opt.pending.shape == (0, 2) and opt.n_given == 1  # one of its own iterations
 
 
 def test_projection_is_always_respected():

@@ -166,7 +166,14 @@ def test_engine_tasks_maximize_and_leave_out_tasks_outside_the_space(caplog):
         meta, names, dropped = engine_tasks(tasks, SPACE, "min")
     assert names == ["target_mode", "max_task"] and dropped == 1
     assert sorted(meta[0][1]) == [-2.0, -1.0] and sorted(meta[1][1]) == [1.0, 2.0]
-    assert "meta-task 'outside' has no config in the search space" in caplog.text
+    assert "meta-task 'outside' has no config in the search space (the first: x=2" in caplog.text
+    unusable = [tasks[2], CompactTask("nan", CONFIGS[:2], [math.nan, math.inf])]
+    with pytest.raises(
+        ValueError,
+        match=r"no meta-task is usable: 'outside' has no config .*"
+        r"'nan' has no finite value",
+    ):
+        engine_tasks(unusable, SPACE, "min")
 
 
 def test_pending_meta_tasks(tmp_path):
