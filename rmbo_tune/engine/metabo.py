@@ -107,7 +107,7 @@ class MetaBO:
     def __init__(
         self,
         dim: int,
-        meta_tasks: Sequence[tuple[ArrayLike, ArrayLike]] = (),
+        meta_tasks: Sequence[tuple[ArrayLike, ArrayLike]] | None = (),
         method: str = "rm-gp-ucb",
         *,
         candidates: ArrayLike | None = None,
@@ -118,7 +118,13 @@ class MetaBO:
         if not isinstance(dim, int | np.integer) or isinstance(dim, bool) or dim < 1:
             raise ValueError(f"dim must be a positive integer, got {dim!r}")
         check_method(method)
-        tasks, unrecorded = cand.check_meta_tasks(meta_tasks, int(dim))
+        if seed is not None and (
+            isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0
+        ):
+            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        tasks, unrecorded = cand.check_meta_tasks(
+            () if meta_tasks is None else meta_tasks, int(dim)
+        )
         cands = None if candidates is None else cand.as_points(candidates, int(dim), "candidates")
         if cands is not None and len(cands) == 0:
             raise ValueError("candidates must contain at least one row")

@@ -8,6 +8,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from rmbo_tune.engine.kernels import KERNELS
 
 
@@ -587,6 +589,8 @@ class MetaBOOptions:
         unknown = sorted(set(options) - known)
         if unknown:
             raise ValueError(f"unknown option(s) {unknown}; valid options are {sorted(known)}")
+        # numpy scalars as Python's (np.int64(512), np.False_): options are saved as JSON.
+        options = {k: v.item() if isinstance(v, np.generic) else v for k, v in options.items()}
         if options.get("variant") == "paper":
             options = {**PAPER_OPTIONS, **options}
         return cls(**options)

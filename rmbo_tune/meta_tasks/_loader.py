@@ -127,7 +127,8 @@ def _from_metatask(ctx: _Context, task: MetaTask) -> MetaTask:
     if cand is None:
         raise ValueError(
             f"MetaTask {task.name!r} holds {task.metric!r}, not {ctx.metric!r}; map it with "
-            f"metric_map={{{task.metric!r}: (scale, offset)}}"
+            f"metric_map={{{task.metric!r}: (scale, offset)}} (RMBOSearcher's "
+            f"meta_metric_map=)"
         )
     if cand.name != ctx.metric:
         report.metric_read = f"{cand.describe()} (from {report.metric_read or task.metric})"

@@ -241,7 +241,8 @@ class MetricReader:
         raise ValueError(
             f"metric {names} not found in {source}; metrics found: "
             f"{', '.join(sorted(found)) or '(none)'}. Map one of them to {self.metric!r} with "
-            f"metric_map={{name: (scale, offset)}}"
+            f"metric_map={{name: (scale, offset)}} (RMBOSearcher's meta_metric_map=, the "
+            f"command line's --map NAME=SCALE[,OFFSET])"
         )
 
     def value(self, rec: st.TrialRecord, cand: Candidate, report: LoadReport) -> float | None:

@@ -266,6 +266,7 @@ def test_same_seed_same_suggestions():
     [
         ({"dim": 0}, "dim must be a positive integer"),
         ({"dim": 2, "method": "ei"}, "method must be one of"),
+        ({"dim": 2, "seed": -1}, "seed must be a non-negative integer or None, got -1"),
         (
             {"dim": 2, "meta_tasks": [(np.zeros((3, 3)), np.zeros(3))]},
             r"meta_tasks\[0\] X must have shape \(n, 2\)",

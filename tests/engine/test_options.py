@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 from rmbo_tune.engine.options import MetaBOOptions
@@ -99,3 +100,8 @@ def test_bad_options_raise_naming_the_option(kwargs, message):
 def test_unknown_options_are_named():
     with pytest.raises(ValueError, match=r"unknown option\(s\) \['learning_rate'\]"):
         MetaBOOptions.from_kwargs({"learning_rate": 0.1})
+
+
+def test_numpy_scalars_are_taken_as_pythons():
+    opts = MetaBOOptions.from_kwargs({"n_candidates": np.int64(512), "probe": np.False_})
+    assert opts.n_candidates == 512 and type(opts.n_candidates) is int and opts.probe is False
