@@ -184,6 +184,8 @@ def fit(
     mode: str | None = None,
 ) -> tune.ResultGrid:
     """One Tune experiment ``<storage_path>/<name>`` searched by ``search_alg``."""
+    if verbose == 0:  # Tune's new console output prints a box per experiment even then
+        os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
     return tune.Tuner(
         trainable,
         param_space=dict(param_space),

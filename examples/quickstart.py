@@ -36,6 +36,7 @@ from ray import tune
 from ray.tune.search import BasicVariantGenerator
 
 from rmbo_tune import RMBOSearcher
+from rmbo_tune.bench.console import ray_logs_to_file
 
 TARGET_SHIFT = 1.0
 TARGET_MIN = -0.0982  # at x = 0.968, y = -0.5
@@ -76,55 +77,57 @@ def main(argv: list[str] | None = None) -> int:
     """Run the source experiments, then the warm-started search; print what it found."""
     args = parse_args(argv)
     root = run_folder(args.storage_path, args.name, "quickstart")
-    ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False)
+    # Ray's own log lines go to <root>/ray.log, named in the last line printed.
+    with ray_logs_to_file(os.path.join(root, "ray.log"), announce=True):
+        ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False)
 
-    # 1. Earlier experiments on related tasks, with Tune's default (random) search.
-    source_dirs = []
-    for i, (task, shift) in enumerate(SOURCE_SHIFTS.items()):
-        source = fit(
+        # 1. Earlier experiments on related tasks, with Tune's default (random) search.
+        source_dirs = []
+        for i, (task, shift) in enumerate(SOURCE_SHIFTS.items()):
+            source = fit(
+                objective,
+                {**search_space(), "shift": shift},
+                BasicVariantGenerator(random_state=args.seed + i),
+                name=f"source-{task}",
+                storage_path=root,
+                num_samples=args.source_samples,
+                verbose=args.verbose,
+                metric="loss",
+                mode="min",
+            )
+            source_dirs.append(source.experiment_path)
+            print(f"source experiment: {source.experiment_path} (shift {shift})")
+
+        # 2. The new task, warm-started from the source experiments' directories (a glob such as
+        # f"{root}/source-*", a storage URI or the ResultGrid objects would do as well).
+        searcher = RMBOSearcher(metric="loss", mode="min", meta_tasks=source_dirs, seed=args.seed)
+        grid = fit(
             objective,
-            {**search_space(), "shift": shift},
-            BasicVariantGenerator(random_state=args.seed + i),
-            name=f"source-{task}",
+            {**search_space(), "shift": TARGET_SHIFT},
+            searcher,
+            name="target",
             storage_path=root,
-            num_samples=args.source_samples,
+            num_samples=args.num_samples,
             verbose=args.verbose,
-            metric="loss",
-            mode="min",
         )
-        source_dirs.append(source.experiment_path)
-        print(f"source experiment: {source.experiment_path} (shift {shift})")
 
-    # 2. The new task, warm-started from the source experiments' directories (a glob such as
-    # f"{root}/source-*", a storage URI or the ResultGrid objects would do as well).
-    searcher = RMBOSearcher(metric="loss", mode="min", meta_tasks=source_dirs, seed=args.seed)
-    grid = fit(
-        objective,
-        {**search_space(), "shift": TARGET_SHIFT},
-        searcher,
-        name="target",
-        storage_path=root,
-        num_samples=args.num_samples,
-        verbose=args.verbose,
-    )
-
-    # 3. What it found, and how much it trusted each source task.
-    best = grid.get_best_result(metric="loss", mode="min")
-    print(f"target experiment: {grid.experiment_path}")
-    print(
-        f"best loss: {best.metrics['loss']:.4f} after {len(grid)} trials "
-        f"(x={best.config['x']:.3f}, y={best.config['y']:.3f}; the minimum is {TARGET_MIN})"
-    )
-    # Tuner runs the very searcher object passed in (no copy), so its history is complete
-    # after fit(). The same records are in rmbo_history.json, written at every experiment
-    # checkpoint: read that file for a run that was restored or ran in another process.
-    print("meta-weights (nu = total weight on the source tasks):")
-    for record in searcher.history:
-        weights = ", ".join(f"{k}={v:.2f}" for k, v in record["weights"].items())
-        print(f"  trial {record['trial_id']}: nu={record['nu']:.3f}  {weights}")
-    print(f"history file: {os.path.join(grid.experiment_path, 'rmbo_history.json')}")
-    ray.shutdown()  # explicitly: quicker than leaving it to the interpreter's exit
-    return 0
+        # 3. What it found, and how much it trusted each source task.
+        best = grid.get_best_result(metric="loss", mode="min")
+        print(f"target experiment: {grid.experiment_path}")
+        print(
+            f"best loss: {best.metrics['loss']:.4f} after {len(grid)} trials "
+            f"(x={best.config['x']:.3f}, y={best.config['y']:.3f}; the minimum is {TARGET_MIN})"
+        )
+        # Tuner runs the very searcher object passed in (no copy), so its history is complete
+        # after fit(). The same records are in rmbo_history.json, written at every experiment
+        # checkpoint: read that file for a run that was restored or ran in another process.
+        print("meta-weights (nu = total weight on the source tasks):")
+        for record in searcher.history:
+            weights = ", ".join(f"{k}={v:.2f}" for k, v in record["weights"].items())
+            print(f"  trial {record['trial_id']}: nu={record['nu']:.3f}  {weights}")
+        print(f"history file: {os.path.join(grid.experiment_path, 'rmbo_history.json')}")
+        ray.shutdown()  # explicitly: quicker than leaving it to the interpreter's exit
+        return 0
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ The engine-only version of this benchmark (no Ray, many more methods) is
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -35,6 +36,7 @@ from _common import add_run_options, fit, make_parser, run_folder
 from ray import tune
 
 from rmbo_tune import RMBOSearcher
+from rmbo_tune.bench.console import ray_logs_to_file
 from rmbo_tune.bench.synthetic import PAPER_GAPS, SyntheticProblem, make_problem
 
 HORIZONS = (5, 10, 25, 50)
@@ -114,44 +116,49 @@ def main(argv: list[str] | None = None) -> int:
     """Run every method on every function and print the regret table."""
     args = parse_args(argv)
     root = run_folder(args.storage_path, args.name, "synthetic")
-    ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False)
-    regrets: dict[str, list[list[float]]] = {m: [] for m in args.methods}
-    for k in range(args.functions):
-        problem = make_problem(np.random.default_rng([args.seed, k]))
-        for method in args.methods:
-            regret, last = run_search(
-                problem,
-                method,
-                n_iter=args.iterations,
-                seed=args.seed * 1000 + k,
-                storage_path=root,
-                name=f"f{k}-{method}",
-                verbose=args.verbose,
-            )
-            regrets[method].append(regret)
-            line = f"function {k} {method:>10}: regret {regret[-1]:.4f} after {len(regret)} trials"
-            if last:
-                weights = ", ".join(f"{t}={w:.2f}" for t, w in last["weights"].items())
-                line += f"; meta-weights nu={last['nu']:.3f}: {weights}"
-            print(line)
+    # Ray's own log lines go to <root>/ray.log, named in the last line printed.
+    with ray_logs_to_file(os.path.join(root, "ray.log"), announce=True):
+        ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False)
+        regrets: dict[str, list[list[float]]] = {m: [] for m in args.methods}
+        for k in range(args.functions):
+            problem = make_problem(np.random.default_rng([args.seed, k]))
+            for method in args.methods:
+                regret, last = run_search(
+                    problem,
+                    method,
+                    n_iter=args.iterations,
+                    seed=args.seed * 1000 + k,
+                    storage_path=root,
+                    name=f"f{k}-{method}",
+                    verbose=args.verbose,
+                )
+                regrets[method].append(regret)
+                line = (
+                    f"function {k} {method:>10}: regret {regret[-1]:.4f} "
+                    f"after {len(regret)} trials"
+                )
+                if last:
+                    weights = ", ".join(f"{t}={w:.2f}" for t, w in last["weights"].items())
+                    line += f"; meta-weights nu={last['nu']:.3f}: {weights}"
+                print(line)
 
-    horizons = [h for h in HORIZONS if h <= args.iterations] or [args.iterations]
-    print(
-        f"\nsimple regret, mean ± standard error over {args.functions} functions "
-        "(meta-task gaps 0.05, 0.05, 4, 4):"
-    )
-    print("method      " + "".join(f"{f't={h}':>18}" for h in horizons))
-    for method, runs in regrets.items():
-        table = np.array(runs)
-        cells = []
-        for h in horizons:
-            col = table[:, h - 1]
-            se = col.std(ddof=1) / np.sqrt(len(col)) if len(col) > 1 else 0.0
-            cells.append(f"{col.mean():>10.3f} ± {se:.3f}")
-        print(f"{method:<12}" + "".join(cells))
-    print(f"experiments: {root}")
-    ray.shutdown()  # explicitly: quicker than leaving it to the interpreter's exit
-    return 0
+        horizons = [h for h in HORIZONS if h <= args.iterations] or [args.iterations]
+        print(
+            f"\nsimple regret, mean ± standard error over {args.functions} functions "
+            "(meta-task gaps 0.05, 0.05, 4, 4):"
+        )
+        print("method      " + "".join(f"{f't={h}':>18}" for h in horizons))
+        for method, runs in regrets.items():
+            table = np.array(runs)
+            cells = []
+            for h in horizons:
+                col = table[:, h - 1]
+                se = col.std(ddof=1) / np.sqrt(len(col)) if len(col) > 1 else 0.0
+                cells.append(f"{col.mean():>10.3f} ± {se:.3f}")
+            print(f"{method:<12}" + "".join(cells))
+        print(f"experiments: {root}")
+        ray.shutdown()  # explicitly: quicker than leaving it to the interpreter's exit
+        return 0
 
 
 if __name__ == "__main__":

@@ -27,7 +27,36 @@ def test_bench_help_for_every_task(task, capsys) -> None:
     with pytest.raises(SystemExit) as exc:
         cli.main(["bench", task, "--help"])
     assert exc.value.code == 0
-    assert OWN_OPTION[task] in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert OWN_OPTION[task] in out and f"usage: rmbo-tune bench {task} " in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["bench", "scoreboard", "{tmp}/none"], "no benchmark results at {tmp}/none"),
+        (["bench", "tails", "{tmp}/none"], "no benchmark results at {tmp}/none"),
+        (["bench", "ablation", "{tmp}/bad.json", "{tmp}/bad.json"], "{tmp}/bad.json"),
+        (["bench", "fidelity", "--data", "{tmp}/none"], "no learning-curve CSV files"),
+        (["bench", "fidelity", "--data", "{tmp}"], "bad.csv line 2: could not convert"),
+        (["bench", "pima", "--option", "foo=1"], "unknown option(s) ['foo']"),
+        (["bench", "pima", "--metric", "foo"], "invalid choice: 'foo'"),
+        (["bench", "cartpole", "--metric", "val_loss"], "--metric applies to pima only"),
+        (["bench", "latency", "--methods", "foo"], "unknown method(s) ['foo']"),
+        (["bench", "latency", "--tasks", "3", "--noise-tasks", "5"], "cannot exceed --tasks"),
+        (["bench", "overhead", "--option", "foo"], "--option must look like NAME=VALUE"),
+        (["bench", "tabular", "--suite", "svm", "--continuous"], "not a full grid"),
+        (["demo", "--out", "{tmp}/bad.json"], "is a file, not a folder"),
+        (["bench", "tabular", "--suite", "svm", "--out", "{tmp}/bad.json"], "is a file"),
+    ],
+)
+def test_bad_input_is_a_usage_error_naming_it(argv, message, tmp_path, capsys) -> None:
+    (tmp_path / "bad.json").write_text("not json")
+    (tmp_path / "bad.csv").write_text("a,epoch,value\nx,1,0.5\n")
+    with pytest.raises(SystemExit) as exc:
+        cli.main([a.format(tmp=tmp_path) for a in argv])
+    assert exc.value.code == 2
+    assert message.format(tmp=tmp_path) in capsys.readouterr().err
 
 
 def test_bench_help_lists_the_tasks(capsys) -> None:

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rmbo_tune.bench.options import positive_int_list
+from rmbo_tune.bench.options import out_dir, positive_int_list
 from rmbo_tune.bench.report import load_results
 from rmbo_tune.bench.scoreboard import compare, paired_cell, pooled_runs, write
 
@@ -221,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument(
         "--horizons", type=positive_int_list, default=[3, 5, 10, 25, 50], help="3,5,10,25,50"
     )
-    p.add_argument("--out", default="bench-results/ablation")
+    p.add_argument("--out", type=out_dir, default="bench-results/ablation")
     a = p.parse_args(argv)
     try:
         boards = pair_folders(a.base, a.variant, a.method, a.horizons)

@@ -26,7 +26,7 @@ from typing import Any
 
 from rmbo_tune.bench import report
 from rmbo_tune.bench.console import Progress
-from rmbo_tune.bench.options import positive_int
+from rmbo_tune.bench.options import out_dir, positive_int
 from rmbo_tune.bench.tasks import cartpole_task
 from rmbo_tune.bench.tune_runner import run_benchmark_quietly
 
@@ -71,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p.add_argument(
         "--meta-samples", type=positive_int, default=50, help="trials per meta-task (50)"
     )
-    p.add_argument("--out", default="rmbo-tune-demo", help="output directory")
+    p.add_argument("--out", type=out_dir, default="rmbo-tune-demo", help="output directory")
     p.add_argument("--num-cpus", type=positive_int, default=2, help="CPUs for the local Ray (2)")
     a = p.parse_args(argv)
     _check_dependencies()

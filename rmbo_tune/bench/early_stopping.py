@@ -47,7 +47,7 @@ import numpy as np
 
 from rmbo_tune.bench import report
 from rmbo_tune.bench.console import Progress
-from rmbo_tune.bench.options import method_list, positive_int
+from rmbo_tune.bench.options import method_list, out_dir, positive_int
 from rmbo_tune.engine import MetaBO
 from rmbo_tune.engine.types import Array
 from rmbo_tune.fidelity import FidelityTracker
@@ -108,12 +108,22 @@ def load_curves(path: str | Path = DATA) -> Curves:
     for f in files:
         with open(f, newline="") as fh:
             rows = list(csv.reader(fh))
+        if len(rows) < 2 or len(rows[0]) < 3:
+            raise ValueError(
+                f"{f}: expected a header of parameter columns, the fidelity and the value, "
+                "and at least one row"
+            )
         header, body = rows[0], rows[1:]
         columns = header[:-2]
         table: dict[tuple, dict[int, float]] = {}
-        for row in body:
-            config = tuple(float(v) for v in row[:-2])
-            table.setdefault(config, {})[int(float(row[-2]))] = float(row[-1])
+        for line, row in enumerate(body, 2):
+            try:
+                if len(row) != len(header):
+                    raise ValueError(f"{len(row)} cells for {len(header)} columns")
+                config = tuple(float(v) for v in row[:-2])
+                table.setdefault(config, {})[int(float(row[-2]))] = float(row[-1])
+            except ValueError as exc:
+                raise ValueError(f"{f} line {line}: {exc}") from None
         configs = sorted(table)
         if grid is None:
             grid = configs
@@ -313,20 +323,28 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     p.add_argument("--data", default=str(DATA), help="folder of learning-curve CSVs")
     p.add_argument("--methods", default=",".join(METHODS), help=f"from {','.join(METHODS)}")
-    p.add_argument("--seeds", type=positive_int, default=10)
+    p.add_argument("--seeds", type=positive_int, default=10, help="seeds per target (10)")
     p.add_argument(
         "--budget", type=positive_int, default=8, help="full trainings (x 81 iterations)"
     )
     p.add_argument("--targets", default="", help="comma-separated datasets (default: all)")
     p.add_argument("--reverse-rung1", action="store_true", help="reverse the 1-iteration ranking")
-    p.add_argument("--processes", type=positive_int, default=os.cpu_count() or 1)
-    p.add_argument("--out", default="bench-results/fidelity")
+    p.add_argument(
+        "--processes",
+        type=positive_int,
+        default=os.cpu_count() or 1,
+        help="worker processes (the machine's cores)",
+    )
+    p.add_argument("--out", type=out_dir, default="bench-results/fidelity")
     args = p.parse_args(argv)
     try:
         methods = method_list(args.methods, METHODS)
     except ValueError as exc:
         p.error(str(exc))
-    curves = load_curves(args.data)
+    try:
+        curves = load_curves(args.data)
+    except (FileNotFoundError, ValueError) as exc:
+        p.error(str(exc))
     if args.targets:
         keep = [n for n in args.targets.split(",") if n]
         missing = sorted(set(keep) - set(curves.names))

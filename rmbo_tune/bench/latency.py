@@ -26,11 +26,12 @@ import numpy as np  # noqa: E402
 
 from rmbo_tune.bench.options import (  # noqa: E402
     add_option_argument,
+    method_list,
     nonnegative_int,
     parse_options,
     positive_int,
 )
-from rmbo_tune.engine import MetaBO  # noqa: E402
+from rmbo_tune.engine import METHODS, MetaBO  # noqa: E402
 from rmbo_tune.engine.gp import GaussianProcess, GPHyperparameters  # noqa: E402
 
 
@@ -93,24 +94,43 @@ def time_joint_gp(tasks, n_candidates: int, dim: int, n_target: int, rng) -> flo
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Command-line entry point."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--tasks", type=positive_int, default=60)
-    p.add_argument("--obs", type=positive_int, default=130)
-    p.add_argument("--dim", type=positive_int, default=8)
-    p.add_argument(
-        "--noise-tasks", type=nonnegative_int, default=10, help="meta-tasks of pure noise"
+    p = argparse.ArgumentParser(
+        prog="rmbo-tune bench latency", description=__doc__.split("\n\n")[0]
     )
-    p.add_argument("--iterations", type=positive_int, default=50)
+    p.add_argument("--tasks", type=positive_int, default=60, help="meta-tasks M (60)")
+    p.add_argument("--obs", type=positive_int, default=130, help="observations per task N (130)")
+    p.add_argument("--dim", type=positive_int, default=8, help="dimension D (8)")
     p.add_argument(
-        "--methods", nargs="+", default=["rm-gp-ucb", "rm-gp-ts", "gp-ucb", "gp-ts", "rgpe", "taf"]
+        "--noise-tasks",
+        type=nonnegative_int,
+        default=10,
+        help="how many of the meta-tasks are pure noise (10)",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--iterations", type=positive_int, default=50, help="target observations, >= 10 (50)"
+    )
+    p.add_argument(
+        "--methods",
+        nargs="+",
+        default=["rm-gp-ucb", "rm-gp-ts", "gp-ucb", "gp-ts", "rgpe", "taf"],
+        help="engine methods (rm-gp-ucb rm-gp-ts gp-ucb gp-ts rgpe taf)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="(0)")
     add_option_argument(p)
     a = p.parse_args(argv)
-    options = parse_options(a.option)
+    try:  # names a bad option before any experiment runs
+        options = parse_options(a.option)
+    except (TypeError, ValueError) as exc:
+        p.error(str(exc))
     rng = np.random.default_rng(a.seed)
     if a.iterations < 10:
         p.error(f"--iterations must be at least 10, got {a.iterations}")
+    if a.noise_tasks > a.tasks:
+        p.error(f"--noise-tasks ({a.noise_tasks}) cannot exceed --tasks ({a.tasks})")
+    try:
+        method_list(a.methods, METHODS)
+    except ValueError as exc:
+        p.error(str(exc))
     f, tasks = make_tasks(rng, n_tasks=a.tasks, n_obs=a.obs, dim=a.dim, n_noise=a.noise_tasks)
     n_total = a.tasks * a.obs + a.iterations
     print(
@@ -120,7 +140,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         + f"BLAS threads={os.environ.get('OPENBLAS_NUM_THREADS')}"
     )
     print(
-        "| method | build (s) | median ms/iter | median 1-5 | median 1-10 | median 41-50 | max |"
+        "| method | build (s) | median ms/iter | median 1-5 | median 1-10 | "
+        f"median {a.iterations - 9}-{a.iterations} | max |"
     )
     print("|---|---|---|---|---|---|---|")
     medians = {}

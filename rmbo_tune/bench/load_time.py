@@ -182,11 +182,15 @@ def _time(fn, repeat: int) -> list[float]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Synthesize experiments, time ``load_meta_tasks`` on them and print the figures."""
-    parser = argparse.ArgumentParser(prog="python -m rmbo_tune.bench.load_time")
-    parser.add_argument("--experiments", type=positive_int, default=100)
-    parser.add_argument("--trials", type=positive_int, default=200)
-    parser.add_argument("--iterations", type=positive_int, default=10)
-    parser.add_argument("--repeat", type=positive_int, default=3)
+    parser = argparse.ArgumentParser(prog="rmbo-tune bench load-time")
+    parser.add_argument(
+        "--experiments", type=positive_int, default=100, help="experiments written (100)"
+    )
+    parser.add_argument("--trials", type=positive_int, default=200, help="trials each (200)")
+    parser.add_argument(
+        "--iterations", type=positive_int, default=10, help="results per trial (10)"
+    )
+    parser.add_argument("--repeat", type=positive_int, default=3, help="timed loads (3)")
     parser.add_argument("--no-state", action="store_true", help="also time the fallback")
     parser.add_argument("--dir", help="write here (kept) instead of a temporary directory")
     args = parser.parse_args(argv)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -75,6 +76,13 @@ def _int_at_least(text: str, low: int) -> int:
     return value
 
 
+def out_dir(text: str) -> str:
+    """``--out``: a folder to write into (created if missing), not an existing file."""
+    if os.path.exists(text) and not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is a file, not a folder")
+    return text
+
+
 def add_option_argument(parser: argparse.ArgumentParser) -> None:
     """Add the repeatable ``--option NAME=VALUE`` argument (read by :func:`parse_options`)."""
     parser.add_argument(
@@ -89,12 +97,18 @@ def add_option_argument(parser: argparse.ArgumentParser) -> None:
 def parse_options(items: Sequence[str]) -> dict[str, Any]:
     """``["n_polish=0", "kernel=se"]`` -> ``{"n_polish": 0, "kernel": "se"}``: each value is
     read as JSON, or kept as a string when it is not JSON. The options are validated here,
-    so that a bad one is named before any experiment runs."""
+    so that a bad one is named before any experiment runs.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For an item not of the form NAME=VALUE, an unknown option or a bad value.
+    """
     options: dict[str, Any] = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name:
-            raise SystemExit(f"--option must look like NAME=VALUE, got {item!r}")
+            raise ValueError(f"--option must look like NAME=VALUE, got {item!r}")
         try:
             options[name] = json.loads(value)
         except json.JSONDecodeError:

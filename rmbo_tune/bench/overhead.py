@@ -11,9 +11,11 @@ Run ``python -m rmbo_tune.bench.overhead``.
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,9 +23,11 @@ import ray
 from ray import tune
 from threadpoolctl import threadpool_limits
 
+from rmbo_tune.bench.console import ray_logs_to_file
 from rmbo_tune.bench.options import (
     add_option_argument,
     nonnegative_int,
+    out_dir,
     parse_options,
     positive_int,
 )
@@ -180,11 +184,23 @@ def engine_only(n_trials: int, n_meta: int, seed: int, **options: Any) -> dict:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Command-line entry point."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--trials", type=positive_int, default=200)
-    p.add_argument("--meta-tasks", type=nonnegative_int, default=20)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--repeats", type=positive_int, default=1, help="measured runs of each setting")
+    p = argparse.ArgumentParser(
+        prog="rmbo-tune bench overhead", description=__doc__.split("\n\n")[0]
+    )
+    p.add_argument("--trials", type=positive_int, default=200, help="trials per run (200)")
+    p.add_argument(
+        "--meta-tasks", type=nonnegative_int, default=20, help="meta-tasks of the second run (20)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="(0)")
+    p.add_argument(
+        "--repeats", type=positive_int, default=1, help="measured runs of each setting (1)"
+    )
+    p.add_argument(
+        "--out",
+        type=out_dir,
+        default="bench-results/overhead",
+        help="folder of Ray's log (ray.log)",
+    )
     add_option_argument(p)
     p.add_argument(
         "--engine-only",
@@ -197,7 +213,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"--trials and --repeats must be >= 1 and --meta-tasks >= 0, got {a.trials}, "
             f"{a.repeats} and {a.meta_tasks}"
         )
-    options = parse_options(a.option)
+    try:  # names a bad option before any experiment runs
+        options = parse_options(a.option)
+    except (TypeError, ValueError) as exc:
+        p.error(str(exc))
     if a.engine_only:
         print(f"engine only: {a.trials} sequential trials, one BLAS thread, options {options}")
         print("| meta-tasks | setup (s) | ms per trial (ask + tell) |")
@@ -206,6 +225,14 @@ def main(argv: Sequence[str] | None = None) -> None:
             r = engine_only(a.trials, m, a.seed, **options)
             print(f"| {m} | {r['setup']:.2f} | {r['per_trial_ms']:.1f} |", flush=True)
         return
+    # Tune's configuration boxes would bury the table; Ray's own lines go to a file.
+    os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
+    with ray_logs_to_file(Path(a.out) / "ray.log", announce=True):
+        _measure(a, options)
+
+
+def _measure(a: argparse.Namespace, options: dict[str, Any]) -> None:
+    """The Tune runs of :func:`main`, with the table printed as they finish."""
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     # The first Tune run of a Ray session also starts Ray's worker processes; one untimed
     # run first, so that every measured run sees the same warm Ray.

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from rmbo_tune.bench.options import method_list, positive_int
+from rmbo_tune.bench.options import method_list, out_dir, positive_int
 from rmbo_tune.bench.report import load_results, pyplot, save_figure
 from rmbo_tune.bench.tabular_data import TabularBenchmark, load_tabular
 from rmbo_tune.diagnostics import best_so_far
@@ -196,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--data", help="the grid searched (default: the results' settings.data)")
     p.add_argument("--steps", type=positive_int, default=15, help="15")
     p.add_argument("--methods", help="comma-separated methods (default: every one)")
-    p.add_argument("--out", default="bench-results/placement")
+    p.add_argument("--out", type=out_dir, default="bench-results/placement")
     a = p.parse_args(argv)
     try:
         doc = load_results(a.results)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -248,6 +249,10 @@ def plot_best_so_far(doc: Mapping[str, Any], path: str | Path) -> Path:
     return save_figure(fig, path, dpi=110)
 
 
+# Meta-tasks named in a meta-weights plot's legend (those of highest weight).
+LEGEND_TASKS = 8
+
+
 def plot_meta_weights(doc: Mapping[str, Any], path: str | Path) -> Path | None:
     """Meta-weight of each meta-task per trial (mean over the runs of each method that has them).
 
@@ -279,16 +284,28 @@ def plot_meta_weights(doc: Mapping[str, Any], path: str | Path) -> Path | None:
         # task's curve averages the runs that had it
         names = list(dict.fromkeys(n for r in runs for step in r["weights"] for n in step))
         length = min(len(r["weights"]) for r in runs)
+        steps = np.arange(1, length + 1)
+        curves = {}
         for name in names:
             w = np.array(
                 [[step.get(name, np.nan) for step in r["weights"][:length]] for r in runs]
             )
-            ax.plot(np.arange(1, length + 1), np.nanmean(w, axis=0), label=name)
-        ax.set_title(f"{method}: meta-weights")
+            with warnings.catch_warnings():  # a task some runs never had: NaN there
+                warnings.simplefilter("ignore", RuntimeWarning)
+                curves[name] = np.nanmean(w, axis=0)
+        # Many tasks: the few of highest weight named and coloured, the rest grey.
+        named = sorted(curves, key=lambda n: -np.nanmax(curves[n]))[:LEGEND_TASKS]
+        for name, curve in curves.items():
+            if name not in named:
+                ax.plot(steps, curve, color="0.75", lw=0.8)
+        for i, name in enumerate(named):
+            ax.plot(steps, curves[name], color=plt.cm.tab10(i % 10), label=name)
+        rest = len(curves) - len(named)
+        ax.set_title(f"{method}: meta-weights" + (f" ({rest} more in grey)" if rest else ""))
         ax.set_xlabel("trials")
         ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="best")
     axes[0][0].set_ylabel("weight (mean over runs)")
-    axes[0][-1].legend(fontsize=7, loc="upper right")
     fig.tight_layout()
     return save_figure(fig, path, dpi=110)
 
@@ -512,7 +529,12 @@ def load_results(path: str | Path) -> dict[str, Any]:
         p = p / "results.json"
     if not p.is_file():
         raise FileNotFoundError(f"no benchmark results at {p}")
-    doc = json.loads(p.read_text())
+    try:
+        doc = json.loads(p.read_text())
+    except ValueError as exc:
+        raise ValueError(f"{p} is not a benchmark results file: {exc}") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"{p} is not a benchmark results file: not a JSON object")
     for key in ("task", "metric", "mode", "runs"):
         if key not in doc:
             raise ValueError(f"{p} is not a benchmark results file: missing {key!r}")

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from rmbo_tune.bench.options import positive_int_list
+from rmbo_tune.bench.options import out_dir, positive_int_list
 from rmbo_tune.bench.report import load_results, mean_se, pyplot, regret_by_target, save_figure
 
 __all__ = [
@@ -332,7 +332,7 @@ def load_named(
         paths = [Path(part).expanduser() for part in str(path).split(",")]
         try:
             doc = pooled_runs([load_results(p) for p in paths], arg)
-        except ValueError as exc:
+        except (FileNotFoundError, ValueError) as exc:
             parser.error(str(exc))
         if doc["task"] != "tabular":
             parser.error(f"{path} holds a {doc['task']!r} benchmark, not a tabular one")
@@ -363,7 +363,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument(
         "--horizons", type=positive_int_list, default=[5, 10, 25, 50], help="5,10,25,50"
     )
-    p.add_argument("--out", default="bench-results/scoreboard")
+    p.add_argument("--out", type=out_dir, default="bench-results/scoreboard")
     a = p.parse_args(argv)
     boards: dict[str, dict[int, dict[str, Any]]] = {}
     for name, (path, doc) in load_named(p, a.results).items():

@@ -25,9 +25,11 @@ import numpy as np
 from scipy import optimize
 
 from rmbo_tune.bench import report
+from rmbo_tune.bench.console import Progress
 from rmbo_tune.bench.options import (
     add_option_argument,
     method_list,
+    out_dir,
     parse_options,
     positive_int,
 )
@@ -172,8 +174,10 @@ def run(
     options: dict | None = None,
     dim: int = 1,
     adversarial: bool = False,
+    progress: Progress | None = None,
 ) -> dict:
-    """Run every variant on ``n_functions`` problems; returns raw results by variant."""
+    """Run every variant on ``n_functions`` problems; returns raw results by variant
+    (``progress`` steps once per function and variant)."""
     results: dict[str, list[dict]] = {v: [] for v in variants}
     for k in range(n_functions):
         prob = make_problem(
@@ -183,15 +187,21 @@ def run(
             results[v].append(
                 run_one(prob, v, n_iter=n_iter, seed=seed * 1000 + k, **(options or {}))
             )
+            if progress is not None:
+                progress.step(f"function {k + 1}, {v}")
     return results
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Command-line entry point."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--functions", type=positive_int, default=20)
-    p.add_argument("--iterations", type=positive_int, default=50)
-    p.add_argument("--seed", type=int, default=0)
+    p = argparse.ArgumentParser(
+        prog="rmbo-tune bench synthetic", description=__doc__.split("\n\n")[0]
+    )
+    p.add_argument("--functions", type=positive_int, default=20, help="GP sample functions (20)")
+    p.add_argument(
+        "--iterations", type=positive_int, default=50, help="evaluations per search (50)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="(0)")
     p.add_argument(
         "--methods",
         nargs="+",
@@ -205,6 +215,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     p.add_argument(
         "--out",
+        type=out_dir,
         default="bench-results/synthetic",
         help="directory for results.json, results.md and the plots",
     )
@@ -240,6 +251,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         options=options,
         dim=a.dim,
         adversarial=a.adversarial,
+        progress=Progress("synthetic", a.functions * len(methods)),
     )
     horizons = sorted({h for h in HORIZONS if h <= a.iterations} | {a.iterations})
     kind = (

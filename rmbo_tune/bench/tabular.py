@@ -104,8 +104,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rmbo_tune.bench import report
-from rmbo_tune.bench.options import add_option_argument, parse_options, positive_int
-from rmbo_tune.bench.tabular_data import describe, load_tabular
+from rmbo_tune.bench.options import add_option_argument, out_dir, parse_options, positive_int
+from rmbo_tune.bench.tabular_data import GridInterpolation, describe, load_tabular
 from rmbo_tune.bench.tabular_runs import (
     META_SEARCHES,
     UNRECORDED_LEVELS,
@@ -358,7 +358,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         default=1,
         help="worker processes, one target and seed each (the results do not depend on it)",
     )
-    p.add_argument("--out", default="bench-results/tabular")
+    p.add_argument("--out", type=out_dir, default="bench-results/tabular")
     a = p.parse_args(argv)
     if (a.suite is None) == (a.data is None):
         p.error("give exactly one of --suite and --data")
@@ -407,6 +407,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             raise ValueError(f"--noise must be a finite fraction >= 0, got {a.noise}")
         if not 0 <= a.initial < a.budget:
             raise ValueError(f"--initial must be from 0 to the budget - 1, got {a.initial}")
+        if a.continuous:  # every target must be a full grid to interpolate
+            for name in targets or [t.name for t in bench.tasks]:
+                GridInterpolation(bench.task(name), bench.encoding)
     except ValueError as exc:
         p.error(str(exc))
     print(describe(bench), flush=True)

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from rmbo_tune.bench.options import nonnegative_float, positive_int, positive_int_list
+from rmbo_tune.bench.options import nonnegative_float, out_dir, positive_int, positive_int_list
 from rmbo_tune.bench.report import normalized_regret, pyplot, save_figure
 from rmbo_tune.bench.scoreboard import load_named
 from rmbo_tune.engine.types import Array
@@ -218,10 +218,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--horizons", type=positive_int_list, default=[10, 25, 50], help="10,25,50")
     p.add_argument("--plot-horizon", type=positive_int, default=25, help="25")
     p.add_argument("--tolerance", type=nonnegative_float, default=0.0, help="0")
-    p.add_argument("--out", default="bench-results/tails")
+    p.add_argument("--out", type=out_dir, default="bench-results/tails")
     a = p.parse_args(argv)
     grids: dict[str, dict[str, dict[int, Array]]] = {}
-    for name, (path, doc) in load_named(p, a.results).items():
+    named = load_named(p, a.results)
+    budget = min(int(doc["budget"]) for _, doc in named.values())
+    if a.plot_horizon > budget:  # no run reached it: the plot would be empty
+        print(f"note: --plot-horizon {a.plot_horizon} is beyond the budget; plotted at {budget}")
+        a.plot_horizon = budget
+    for name, (path, doc) in named.items():
         try:
             grids[name] = paired_gaps(doc, a.baseline, sorted({*a.horizons, a.plot_horizon}))
         except ValueError as exc:

@@ -36,6 +36,7 @@ from rmbo_tune.bench import report
 from rmbo_tune.bench.options import (
     add_option_argument,
     nonnegative_int,
+    out_dir,
     parse_options,
     positive_int,
     positive_int_list,
@@ -236,14 +237,19 @@ def main(argv: Sequence[str] | None = None, *, task_name: str | None = None) -> 
     p.add_argument("--meta-samples", type=positive_int, default=None, help="trials per meta-task")
     p.add_argument("--source", choices=SOURCES, default="gp-ucb", help="meta-task search")
     p.add_argument("--horizons", type=positive_int_list, default=None, help="e.g. 1,5,10,30")
-    p.add_argument("--out", default=None, help="output directory")
+    p.add_argument("--out", type=out_dir, default=None, help="output directory")
     p.add_argument(
         "--epochs", type=positive_int, default=None, help="epochs per trial (pima/cnn/omniglot)"
     )
     p.add_argument(
         "--n-meta", type=nonnegative_int, default=None, help="meta-task count (cartpole: random)"
     )
-    p.add_argument("--metric", default=None, help="pima: val_loss (default) or val_error")
+    p.add_argument(
+        "--metric",
+        default=None,
+        choices=("val_loss", "val_error"),
+        help="pima: val_loss (default) or val_error",
+    )
     p.add_argument(
         "--target-state",
         type=float,
@@ -264,7 +270,10 @@ def main(argv: Sequence[str] | None = None, *, task_name: str | None = None) -> 
     )
     add_option_argument(p)
     a = p.parse_args(argv)
-    options = parse_options(a.option)  # names a bad option before any experiment runs
+    try:  # names a bad option before any experiment runs
+        options = parse_options(a.option)
+    except (TypeError, ValueError) as exc:
+        p.error(str(exc))
     name = task_name or a.task
     factory, budget, meta_samples, horizons = TASKS[name]
     kwargs: dict[str, Any] = {}
@@ -272,20 +281,20 @@ def main(argv: Sequence[str] | None = None, *, task_name: str | None = None) -> 
         kwargs["epochs"] = a.epochs
     if a.n_meta is not None:
         if name in ("pima", "cnn-digits"):
-            raise SystemExit(f"--n-meta does not apply to {name} (its meta-tasks are fixed)")
+            p.error(f"--n-meta does not apply to {name} (its meta-tasks are fixed)")
         kwargs["n_random" if name == "cartpole" else "n_meta"] = a.n_meta
     if a.target_state is not None:
         if name != "cartpole":
-            raise SystemExit(f"--target-state applies to cartpole only, not {name}")
+            p.error(f"--target-state applies to cartpole only, not {name}")
         kwargs["target_state"] = tuple(a.target_state)
     if a.metric is not None:
         if name != "pima":
-            raise SystemExit(f"--metric applies to pima only, not {name}")
+            p.error(f"--metric applies to pima only, not {name}")
         kwargs["metric"] = a.metric
     if a.methods and "bohb" in a.methods and a.scheduler is None:
-        raise SystemExit("method bohb runs beside its own HyperBand: add --scheduler asha")
+        p.error("method bohb runs beside its own HyperBand: add --scheduler asha")
     if a.scheduler is not None and name == "cartpole":
-        raise SystemExit("--scheduler applies to trainables that report per epoch, not cartpole")
+        p.error("--scheduler applies to trainables that report per epoch, not cartpole")
     task = factory(**kwargs)
     budget = a.budget or budget
     horizons = sorted({h for h in (a.horizons or horizons) if h <= budget} | {budget})
