@@ -94,7 +94,13 @@ def check_meta_tasks(
                 raise ValueError(f"meta_tasks[{i}] X is NaN in every column: nothing recorded")
             X = np.where(free, UNRECORDED_FILL, X)
         X = as_points(X, dim, f"meta_tasks[{i}] X")
-        y = np.asarray(y, dtype=np.float64)
+        raw = np.asarray(y)
+        if raw.dtype.kind not in "iuf":  # "0.5" or True is a bug upstream, never coerced
+            raise ValueError(
+                f"meta_tasks[{i}] y must hold numbers, got {raw.dtype} values such as "
+                f"{raw.ravel()[:1].tolist()}"
+            )
+        y = raw.astype(np.float64)
         if len(X) == 0:
             raise ValueError(f"meta_tasks[{i}] is empty; every meta-task needs observations")
         if y.shape != (len(X),):

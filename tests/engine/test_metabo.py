@@ -282,6 +282,10 @@ def test_same_seed_same_suggestions():
         ({"dim": 1, "meta_tasks": [(np.zeros((0, 1)), np.zeros(0))]}, r"meta_tasks\[0\] is empty"),
         ({"dim": 1, "meta_tasks": [(np.full((2, 1), 1.5), np.zeros(2))]}, "unit cube"),
         ({"dim": 1, "meta_tasks": [np.zeros(3)]}, r"meta_tasks\[0\] must be an \(X, y\) pair"),
+        (
+            {"dim": 1, "meta_tasks": [(np.zeros((2, 1)), ["0.5", "1"])]},
+            r"meta_tasks\[0\] y must hold numbers, got <U3 values such as \['0.5'\]",
+        ),
         ({"dim": 1, "candidates": np.zeros((0, 1))}, "at least one row"),
         ({"dim": 1, "candidates": -np.ones((2, 1))}, "candidates must lie in the unit cube"),
         ({"dim": 1, "n_candiates": 5}, r"unknown option\(s\) \['n_candiates'\]"),
