@@ -146,8 +146,10 @@ class RMBOSearcher(Searcher):
             raise ValueError(f"metric must be a metric name (a string), got {metric!r}")
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-        if seed is not None and (not isinstance(seed, int | np.integer) or isinstance(seed, bool)):
-            raise ValueError(f"seed must be an integer or None, got {seed!r}")
+        if seed is not None and (
+            not isinstance(seed, int | np.integer) or isinstance(seed, bool) or seed < 0
+        ):
+            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
         given = {"max_fidelity": max_fidelity, "fidelity_attr": fidelity_attr}
         given["fidelity_levels"] = fidelity_levels
         read = from_scheduler(scheduler) if scheduler is not None else {}
@@ -239,7 +241,8 @@ class RMBOSearcher(Searcher):
             given = self._points.pop(0)
             x = self._encode_point(given)
             engine.add_pending(x)
-            record: dict[str, Any] = {"branch": "points_to_evaluate", "x": x.tolist()}
+            record: dict[str, Any] = {**engine.trust(), "branch": "points_to_evaluate"}
+            record["x"] = x.tolist()
         else:
             self._update_levels(engine)
             try:
@@ -501,8 +504,9 @@ class RMBOSearcher(Searcher):
         except OutOfSpaceError:
             return None
         self._engine.add_pending(x)
-        record = {"trial_id": trial_id, "branch": "adopted", "x": x.tolist()}
-        self._history.append({**record, "config": config_to_json(self._space.decode(x))})
+        record = {"trial_id": trial_id, **self._engine.trust(), "branch": "adopted"}
+        record.update(x=x.tolist(), config=config_to_json(self._space.decode(x)))
+        self._history.append(name_by_task(record, self._task_names))
         return x.tolist()
 
     def _update_levels(self, engine: MetaBO) -> None:

@@ -190,6 +190,18 @@ def test_add_evaluated_trials_feeds_a_finished_experiment(tmp_path):
     assert s.engine.X.shape == (4, 2) and s.counts["added"] == 4
 
 
+def test_every_record_says_how_far_the_earlier_tasks_are_trusted():
+    configs = [{"x": a, "y": 0.5} for a in (0.1, 0.4, 0.7)]
+    meta = {"old": (configs, [0.3, 0.2, 0.1])}
+    searcher = RMBOSearcher(
+        space=SPACE, metric="v", mode="max", meta_tasks=meta, points_to_evaluate=[{"x": 0.5}]
+    )
+    searcher.suggest("given")
+    searcher.on_trial_complete("ghost", {"v": 1.0, "config": {"x": 0.2, "y": 0.3}})
+    for record in searcher.history:  # a point given, a trial adopted
+        assert record["nu"] == 1.0 and record["weights"] == {"old": 1.0}
+
+
 def test_points_to_evaluate_run_as_written():
     space = {"lr": tune.loguniform(1e-5, 1e-1), "n": tune.randint(1, 10)}
     s = RMBOSearcher(space, metric="loss", mode="min", seed=0, points_to_evaluate=[{"lr": 1e-3}])

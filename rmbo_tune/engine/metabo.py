@@ -409,6 +409,15 @@ class MetaBO:
         (a restored engine's meta-tasks include them)."""
         return count_given_tasks(self._online, len(self._meta_data))
 
+    def trust(self) -> dict[str, Any]:
+        """``nu``, the meta-weights and the latest gaps as the next ``ask`` records them
+        (``weights`` and ``gaps`` None for methods that learn no weights): for a point
+        started without ``ask`` (``add_pending``)."""
+        self._refresh_meta()
+        robust = self._method.robust and self._uses_meta
+        record = new_record(0, 0, self.method, self.nu, self.weight_state, robust)
+        return {k: record[k] for k in ("nu", "weights", "gaps")}
+
     @property
     def n_given_tasks(self) -> int:
         """Number of meta-tasks given at construction; :attr:`online_tasks` follow them."""
