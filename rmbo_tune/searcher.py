@@ -195,6 +195,7 @@ class RMBOSearcher(Searcher):
         self._added: list[dict] = []
         self.counts = dict.fromkeys(_COUNTS, 0)
         self._warned_never_full = False
+        self._ended_short = 0  # trials stopped short of max_fidelity away from its levels
 
     def set_search_properties(
         self, metric: str | None, mode: str | None, config: dict, **spec: Any
@@ -297,7 +298,7 @@ class RMBOSearcher(Searcher):
         if not error and result is not None and not self._fidelity.is_full(trial_id, result):
             y, outcome = None, "stopped"  # stopped early: not a full-fidelity value
             self.counts["stopped_early"] += 1
-            self._warn_if_never_full()
+            self._warn_if_never_full(trial_id)
             self._engine.drop(x)
         else:
             y, outcome = self._objective(result, error)
@@ -317,27 +318,33 @@ class RMBOSearcher(Searcher):
             if y is not None:
                 record["value"] = self._sign * y  # as reported; restores use it
 
-    def _warn_if_never_full(self) -> None:
-        """Warn once when many trials ended and none reached ``max_fidelity``: a trainable
-        that ends before the scheduler's ``max_t`` (ASHA's default is 100) is never
-        observed, and the search would run on its level meta-tasks alone."""
+    def _warn_if_never_full(self, trial_id: str) -> None:
+        """Warn once when many trials ended short of ``max_fidelity`` between its levels
+        (a scheduler stops trials at its rungs) and none reached it: a trainable that ends
+        before the scheduler's ``max_t`` (ASHA's default is 100) is never observed, and
+        the search would run on its level meta-tasks alone."""
         fid = self._fidelity
+        reached = fid.reached.get(trial_id, 0.0)
+        # A scheduler stops a trial at its first report at or past a level.
+        if not any(level <= reached < level + 1 for level in fid.levels):
+            self._ended_short = getattr(self, "_ended_short", 0) + 1
         if (
             getattr(self, "_warned_never_full", False)
             or fid.full
-            or self.counts["stopped_early"] < NEVER_FULL_AFTER
+            or getattr(self, "_ended_short", 0) < NEVER_FULL_AFTER
         ):
             return
         self._warned_never_full = True
-        reached = max(fid.reached.values(), default=float("nan"))
+        furthest = max(fid.reached.values(), default=float("nan"))
         logger.warning(
-            "RMBOSearcher: %d trials ended and none reached %s=%g, the full budget (the "
-            "furthest reached %g), so none is observed. If your trainable ends before the "
-            "scheduler's max_t, give the scheduler max_t=<its last %s> (or pass max_fidelity=)",
-            self.counts["stopped_early"],
+            "RMBOSearcher: %d trials ended between the fidelity levels and none reached "
+            "%s=%g, the full budget (the furthest reached %g), so none is observed. If your "
+            "trainable ends before the scheduler's max_t, give the scheduler max_t=<its last "
+            "%s> (or pass max_fidelity=)",
+            self._ended_short,
             fid.attr,
             fid.max_fidelity,
-            reached,
+            furthest,
             fid.attr,
         )
 

@@ -114,11 +114,11 @@ def test_level_meta_tasks_make_rm_gp_ucb_weigh_the_tasks_means_alone(kwargs, tau
     assert searcher.engine.options.tau == tau
 
 
-def run_by_hand(searcher, n_trials, stop_at):
-    """Tune's calls for trials that a scheduler stops at ``stop_at(i)`` epochs (the stopping
-    result reaches only on_trial_complete, as in Tune)."""
+def run_by_hand(searcher, n_trials, stop_at, first=0):
+    """Tune's calls for trials ``t<first>``, ... that a scheduler stops at ``stop_at(i)``
+    epochs (the stopping result reaches only on_trial_complete, as in Tune)."""
     for i in range(n_trials):
-        tid = f"t{i}"
+        tid = f"t{first + i}"
         config = searcher.suggest(tid)
         stop = stop_at(i)
         for epoch in range(1, stop + 1):
@@ -158,9 +158,12 @@ def test_the_budget_given_leaves_out_the_schedulers_rungs_above_it():
 
 
 def test_trials_that_never_reach_the_budget_are_named_once(caplog):
-    searcher = RMBOSearcher(SPACE, metric="loss", mode="min", seed=0, max_fidelity=100)
+    asha = ASHAScheduler(max_t=100, grace_period=1, reduction_factor=4)  # rungs 1, 4, 16, 64
+    searcher = RMBOSearcher(SPACE, metric="loss", mode="min", seed=0, scheduler=asha)
     with caplog.at_level("WARNING", logger="rmbo_tune.searcher"):
-        run_by_hand(searcher, 12, lambda i: 10)  # a trainable of 10 epochs, ASHA's max_t
+        run_by_hand(searcher, 12, lambda i: 1 if i % 3 else 4)  # stopped at its rungs
+        assert "none reached" not in caplog.text  # a scheduler's stops, not a mistake
+        run_by_hand(searcher, 12, lambda i: 10, first=12)  # a 10-epoch trainable
     assert caplog.text.count("none reached training_iteration=100") == 1
     assert "the furthest reached 10" in caplog.text
 
