@@ -222,7 +222,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     a = p.parse_args(argv)
     grids: dict[str, dict[str, dict[int, Array]]] = {}
     named = load_named(p, a.results)
-    budget = min(int(doc["budget"]) for _, doc in named.values())
+    budget = min(
+        len(run["values"])
+        for _, doc in named.values()
+        for runs in doc["runs"].values()
+        for run in runs
+    )
     if a.plot_horizon > budget:  # no run reached it: the plot would be empty
         print(f"note: --plot-horizon {a.plot_horizon} is beyond the budget; plotted at {budget}")
         a.plot_horizon = budget

@@ -47,5 +47,7 @@ def test_engine_options_reach_every_method_and_the_header(capsys, monkeypatch) -
     latency.main([*args, "--iterations", "10", *methods, "--option", "max_meta_observations=8"])
     assert "max_meta_observations=8" in capsys.readouterr().out.splitlines()[0]
     assert seen == [8, 8]
-    with pytest.raises(ValueError, match="max_meta_observations must be an integer >= 8"):
+    with pytest.raises(SystemExit) as exc:  # a usage error, before anything runs
         latency.main([*args, "--option", "max_meta_observations=2"])
+    assert exc.value.code == 2
+    assert "max_meta_observations must be an integer >= 8" in capsys.readouterr().err

@@ -19,7 +19,7 @@ def test_values_are_json_or_strings() -> None:
 
 @pytest.mark.parametrize("item", ["n_polish", "=3"])
 def test_malformed_items_are_named(item: str) -> None:
-    with pytest.raises(SystemExit, match="NAME=VALUE"):
+    with pytest.raises(ValueError, match="NAME=VALUE"):
         parse_options([item])
 
 
