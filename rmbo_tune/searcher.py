@@ -26,7 +26,7 @@ from rmbo_tune.engine.threads import one_blas_thread
 from rmbo_tune.exceptions import OutOfSpaceError
 from rmbo_tune.fidelity import FidelityTracker, from_scheduler
 from rmbo_tune.meta_tasks._compact import PendingMetaTasks
-from rmbo_tune.space import SearchSpace, flatten, has_domains
+from rmbo_tune.space import SearchSpace, flatten, has_domains, unflatten
 from rmbo_tune.space_codec import config_to_json
 
 logger = logging.getLogger(__name__)
@@ -264,6 +264,13 @@ class RMBOSearcher(Searcher):
         """Remember the trial's latest value of the metric, for a final result without it,
         and (with ``max_fidelity``) its value at each fidelity level it reached."""
         self._unconfirmed.discard(trial_id)
+        self._reopen(trial_id)
+        if trial_id not in self._live and trial_id not in self._observed:
+            # Tune runs a trial this searcher never suggested (restart_errored's new ids):
+            # its point is pending from now, and it holds a concurrency slot.
+            x = self._adopt(trial_id, result)
+            if x is not None:
+                self._live[trial_id] = x
         value = _metric_value(result, self._metric) if self._metric else None
         numeric = isinstance(value, numbers.Real) and not isinstance(value, bool)
         if trial_id in self._live and numeric:
@@ -275,6 +282,8 @@ class RMBOSearcher(Searcher):
     ) -> None:
         """Tell the engine the trial's final metric (or its failure); never twice. Without
         the metric in the final result, the last value the trial reported for it counts."""
+        if not error and result is not None:
+            self._reopen(trial_id)
         x = self._live.pop(trial_id, None)
         self._unconfirmed.discard(trial_id)
         last = self._reported.pop(trial_id, None)
@@ -347,6 +356,21 @@ class RMBOSearcher(Searcher):
             furthest,
             fid.attr,
         )
+
+    def _reopen(self, trial_id: str) -> None:
+        """A trial observed as failed reports again: Tune reruns it under its id
+        (``Tuner.restore(..., resume_errored=True)``). Its failure is taken back and it runs
+        again, so that its new outcome counts instead."""
+        if trial_id not in self._observed or self._engine is None:
+            return
+        record = self._record(trial_id)
+        if record is None or record.get("outcome") != "failed":
+            return
+        self._engine.retry(record["x"])
+        self._observed.discard(trial_id)
+        self._live[trial_id] = record["x"]
+        record["outcome"] = None
+        record["rerun"] = record.get("rerun", 0) + 1
 
     def _record(self, trial_id: str) -> dict | None:
         """The history record of ``trial_id`` (its latest suggestion)."""
@@ -502,15 +526,36 @@ class RMBOSearcher(Searcher):
 
         After a driver kill between Tune's write of its experiment state and the searcher's,
         a restored Tune knows trials the restored searcher does not; their results still
-        count (trials Tune created from ``points_to_evaluate`` of another searcher too)."""
-        config = (result or {}).get("config")
+        count (trials Tune created from ``points_to_evaluate`` of another searcher too).
+        ``Tuner.restore(..., restart_errored=True)`` runs each errored trial again under a
+        new id: a failure observed at the same point is then taken back (the errored trial
+        is gone from Tune's results), and the new trial's outcome counts instead."""
+        result = result or {}
+        config = result.get("config")
+        if config is None:  # Tune hands searchers flattened results: "config/lr", ...
+            flat = {
+                tuple(k.split("/")[1:]): v for k, v in result.items() if k.startswith("config/")
+            }
+            config = unflatten(flat) if flat else None
         if self._engine is None or self._space is None or not isinstance(config, Mapping):
             return None
         try:
             x = self._space.encode(config)
         except OutOfSpaceError:
             return None
-        self._engine.add_pending(x)
+        tol = self._engine.options.duplicate_tol
+        failed = [
+            r
+            for r in self._history
+            if r.get("outcome") == "failed"
+            and "restarted_as" not in r
+            and np.linalg.norm(np.subtract(r["x"], x)) <= tol
+        ]
+        if failed:
+            self._engine.retry(x)
+            failed[-1]["restarted_as"] = trial_id
+        else:
+            self._engine.add_pending(x)
         record = {"trial_id": trial_id, **self._engine.trust(), "branch": "adopted"}
         record.update(x=x.tolist(), config=config_to_json(self._space.decode(x)))
         self._history.append(name_by_task(record, self._task_names))

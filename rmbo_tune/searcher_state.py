@@ -14,8 +14,12 @@ from __future__ import annotations
 import glob
 import json
 import logging
+import math
+import numbers
 import os
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from rmbo_tune.diagnostics import HISTORY_FILE, read_history
 from rmbo_tune.engine import MetaBO
@@ -30,6 +34,7 @@ logger = logging.getLogger("rmbo_tune.searcher")
 STATE_VERSION = 1
 TUNE_STATE_GLOB = f"{STATE_PREFIX}*.json"
 _FINISHED = ("TERMINATED", "ERROR")
+REPEAT_INDEX = "__trial_index__"  # ray.tune.search.repeater.TRIAL_INDEX
 
 
 def dump(s: RMBOSearcher) -> dict[str, Any]:
@@ -151,6 +156,22 @@ def _replay_added(engine: MetaBO, added: list[dict[str, Any]], sign: float) -> N
             engine.tell(rec["x"], sign * rec["value"])
 
 
+def _repeat_groups(trials: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
+    """The trials a ``Repeater`` created (their config carries its ``__trial_index__``),
+    grouped by the configuration they share."""
+    groups: dict[str, list[str]] = {}
+    for trial_id, trial in trials.items():
+        config = trial["config"]
+        if isinstance(config, dict) and REPEAT_INDEX in config:
+            shared = {k: v for k, v in config.items() if k != REPEAT_INDEX}
+            groups.setdefault(json.dumps(shared, sort_keys=True, default=str), []).append(trial_id)
+    return groups
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def tune_trials(directory: str) -> dict[str, dict[str, Any]] | None:
     """Each trial of the Tune experiment state that a restore in ``directory`` loads (the
     newest ``experiment_state-*.json``, as Tune picks it): trial id -> ``status``,
@@ -199,8 +220,23 @@ def reconcile(s: RMBOSearcher, directory: str) -> None:
     for trial_id in lost:
         s.on_trial_complete(trial_id, None)
     finished = 0
+    from rmbo_tune.searcher import _metric_value  # the searcher's reading of a result
+
+    groups = _repeat_groups(trials)
+    for group in groups.values():
+        # A Repeater tells this searcher the mean of each group, under the first trial's
+        # id; it does not save its groups, so a group that finished meanwhile is told here.
+        mine = [t for t in group if t in s._live]
+        if mine and all(trials[t]["status"] in _FINISHED for t in group):
+            values = [
+                _metric_value(trials[t]["last_result"] or {}, s._metric or "") for t in group
+            ]
+            scores = [float(v) for v in values if _finite(v)]
+            s.on_trial_complete(mine[0], {s._metric: float(np.mean(scores))} if scores else None)
+            finished += 1
+    repeated = {t for group in groups.values() for t in group}
     for trial_id, trial in trials.items():
-        if trial_id in s._observed:
+        if trial_id in s._observed or trial_id in repeated:
             continue
         config = trial["config"] if isinstance(trial["config"], dict) else None
         if trial["status"] in _FINISHED:

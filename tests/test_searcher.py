@@ -509,6 +509,44 @@ def test_an_errored_trial_counts_against_its_region_and_says_so_in_the_history()
     assert searcher.counts["errored"] == 1 and searcher.counts["not_run"] == 1
 
 
+def test_an_errored_trial_rerun_under_its_id_counts_with_its_new_result() -> None:
+    # Tuner.restore(..., resume_errored=True) reruns an errored trial under the same id.
+    searcher = RMBOSearcher(metric="loss", mode="min", seed=0)
+    searcher.set_search_properties("loss", "min", {"x": tune.uniform(0, 1)})
+    searcher.suggest("a")
+    searcher.on_trial_complete("a", error=True)
+    assert len(searcher.engine.target.failed) == 1
+    searcher.on_trial_result("a", {"loss": 0.2})
+    assert "a" in searcher._live and len(searcher.engine.pending) == 1
+    searcher.on_trial_complete("a", {"loss": 0.1})
+    engine = searcher.engine
+    assert len(engine.target.failed) == 0 and engine.y.tolist() == [-0.1]
+    assert searcher.history[-1]["outcome"] == "observed" and searcher.history[-1]["rerun"] == 1
+    searcher.on_trial_complete("a", {"loss": 0.0})  # never twice
+    assert engine.y.tolist() == [-0.1]
+
+
+def test_a_trial_tune_restarted_under_a_new_id_is_adopted_from_its_flat_result() -> None:
+    # restart_errored: a new id, and results as Tune hands them to searchers (flattened).
+    searcher = RMBOSearcher(metric="loss", mode="min", seed=0)
+    searcher.set_search_properties("loss", "min", {"x": tune.uniform(0, 1)})
+    searcher.set_max_concurrency(1)
+    searcher.suggest("a")
+    searcher.on_trial_complete("a", {"loss": 0.3})
+    searcher.on_trial_result("new", {"loss": 0.5, "config/x": 0.25})
+    assert searcher.suggest("b") is None  # the adopted trial holds the one slot
+    searcher.on_trial_complete("new", {"loss": 0.2, "config/x": 0.25})
+    assert sorted(searcher.engine.y.tolist()) == [-0.3, -0.2]
+    assert searcher.history[-1]["branch"] == "adopted"
+    # an errored trial restarted as a new one: its failure is taken back
+    config = searcher.suggest("c")
+    searcher.on_trial_complete("c", error=True)
+    searcher.on_trial_result("c2", {"loss": 0.4, "config/x": config["x"]})
+    searcher.on_trial_complete("c2", {"loss": 0.4, "config/x": config["x"]})
+    assert len(searcher.engine.target.failed) == 0 and len(searcher.engine.y) == 3
+    assert searcher._record("c")["restarted_as"] == "c2"
+
+
 def test_a_final_result_without_the_metric_falls_back_to_the_last_reported_value() -> None:
     searcher = RMBOSearcher(metric="loss", mode="min", seed=0)
     searcher.set_search_properties("loss", "min", {"x": tune.uniform(0, 1)})

@@ -163,3 +163,25 @@ def test_restore_keeps_its_state_when_tunes_is_missing_or_unreadable(tmp_path, c
     again.restore_from_dir(str(tmp_path))
     assert list(again._live) == ["t3"]
     assert "cannot read Tune's state" in caplog.text and "experiment_state-b.json" in caplog.text
+
+
+def test_a_repeaters_groups_are_told_once_as_their_mean(tmp_path):
+    # Repeater(searcher, repeat=2): each group's first trial id is the searcher's, and its
+    # value the mean of the group; the Repeater does not save its groups.
+    searcher = RMBOSearcher(SPACE, metric="loss", mode="min", seed=0)
+    configs = [searcher.suggest(f"g{k}a") for k in range(3)]
+    searcher.on_trial_complete("g0a", {"loss": 0.3})  # the mean, told by the Repeater
+    searcher.save(str(tmp_path / "searcher-state-a.pkl"))
+    trials = []
+    groups = [(0.2, 0.4), (0.1, 0.3), (0.5, None)]
+    for k, (config, losses) in enumerate(zip(configs, groups, strict=True)):
+        for i, loss in enumerate(losses):
+            status = "RUNNING" if loss is None else "TERMINATED"
+            last = None if loss is None else {"loss": loss}
+            trials.append((f"g{k}{'ab'[i]}", status, {**config, "__trial_index__": i}, last))
+    _tune_state(tmp_path / "experiment_state-a.json", trials)
+    again = RMBOSearcher(SPACE, metric="loss", mode="min", seed=0)
+    again.restore_from_dir(str(tmp_path))
+    assert sorted(again.engine.y.tolist()) == [-0.3, -0.2]  # g0 as before, g1's mean
+    assert list(again._live) == ["g2a"]  # its group still runs; no member adopted
+    assert len(again.engine.pending) == 1

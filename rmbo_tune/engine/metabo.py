@@ -380,6 +380,29 @@ class MetaBO:
         self.n_failed += 1
         self._update()
 
+    @one_blas_thread
+    def retry(self, x: ArrayLike) -> None:
+        """A failed evaluation of ``x`` is run again (Tune's ``resume_errored``): its failure
+        is forgotten and ``x`` is pending until its new outcome is told.
+
+        Raises
+        ------
+        ValueError
+            If no failed evaluation lies within ``duplicate_tol`` of ``x``.
+        """
+        point = self._in(cand.as_points(np.reshape(x, (1, -1)), self.dim, "x"))[0]
+        failed = [i for i, y in enumerate(self.target.y_list) if math.isnan(y)]
+        near = [
+            i
+            for i in failed
+            if np.linalg.norm(self.target.X_list[i] - point) <= self.options.duplicate_tol
+        ]
+        if not near:
+            raise ValueError(f"no failed evaluation at x={np.asarray(x).tolist()} to retry")
+        self.target.remove(near[-1])
+        self.n_failed -= 1
+        self._pending.append(point)
+
     def _resolve(self, x: ArrayLike, y: float | None) -> tuple[Array, bool]:
         """``x`` in the engine's coordinates, and whether it was pending (then resolved)."""
         point = self._in(cand.as_points(np.reshape(x, (1, -1)), self.dim, "x"))[0]

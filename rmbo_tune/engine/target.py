@@ -152,6 +152,15 @@ class TargetModel:
         self.y_list.append(y)
         self._model = None
 
+    def remove(self, index: int) -> None:
+        """Forget the evaluation at ``index`` of :attr:`X_list` (the factor is rebuilt from
+        the observations before it when next used)."""
+        del self.X_list[index]
+        del self.y_list[index]
+        self.factor_base = min(self.factor_base, index)
+        self._factor, self._model, self._scaled = None, None, None
+        self._shrunk = {}
+
     def borrows_meta_scale(self) -> bool:
         """Whether the outputs are put on the meta-tasks' scale instead of their own.
 

@@ -215,6 +215,24 @@ def test_tell_accepts_points_never_asked_and_resolves_pending():
     assert opt.pending.shape == (0, 2) and opt.n_given == 1  # one of its own iterations
 
 
+def test_a_failure_retried_is_forgotten_and_pending_until_told():
+    opt = MetaBO(2, seed=0)
+    for _ in range(6):
+        x = opt.ask()
+        opt.tell(x, float(-np.sum((x - 0.3) ** 2)))
+    x = opt.ask()
+    opt.fail(x)
+    assert len(opt.target.failed) == 1 and opt.n_failed == 1
+    opt.retry(x)
+    assert len(opt.target.failed) == 0 and opt.n_failed == 0 and len(opt.pending) == 1
+    opt.tell(x, 0.5)
+    assert len(opt.y) == 7 and len(opt.pending) == 0
+    again = MetaBO.from_state_dict(opt.state_dict())
+    np.testing.assert_array_equal(again.ask(), opt.ask())
+    with pytest.raises(ValueError, match="no failed evaluation at"):
+        opt.retry(x)
+
+
 def test_projection_is_always_respected():
     grid = lambda X: np.round(np.asarray(X) * 4) / 4  # noqa: E731
     meta = [(grid(np.random.default_rng(0).random((15, 2))), np.arange(15.0))]
