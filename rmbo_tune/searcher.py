@@ -249,7 +249,10 @@ class RMBOSearcher(Searcher):
             try:
                 x = engine.ask()
             except SearchSpaceExhausted:
-                logger.info("RMBOSearcher: every configuration has been tried")
+                logger.warning(
+                    "RMBOSearcher: every configuration of the search space has been tried "
+                    "or is running; the search ends here (before num_samples)"
+                )
                 return Searcher.FINISHED
             record = dict(engine.history[-1])
         assert self._space is not None

@@ -11,6 +11,7 @@ import pickle
 import numpy as np
 import pytest
 from ray import tune
+from ray.tune.search import Searcher
 
 from rmbo_tune import RMBOSearcher
 from tests.conftest import bowl, searched_rows
@@ -200,6 +201,17 @@ def test_every_record_says_how_far_the_earlier_tasks_are_trusted():
     searcher.on_trial_complete("ghost", {"v": 1.0, "config": {"x": 0.2, "y": 0.3}})
     for record in searcher.history:  # a point given, a trial adopted
         assert record["nu"] == 1.0 and record["weights"] == {"old": 1.0}
+
+
+def test_a_space_tried_in_full_finishes_the_search_with_a_warning(caplog):
+    searcher = RMBOSearcher({"c": tune.choice([1, 2, 3])}, metric="v", mode="max", seed=0)
+    configs = []
+    for i in range(3):
+        configs.append(searcher.suggest(str(i))["c"])
+        searcher.on_trial_complete(str(i), {"v": float(i)})
+    with caplog.at_level("WARNING", logger="rmbo_tune.searcher"):
+        assert searcher.suggest("3") == Searcher.FINISHED
+    assert sorted(configs) == [1, 2, 3] and "has been tried" in caplog.text
 
 
 def test_points_to_evaluate_run_as_written():
