@@ -369,7 +369,10 @@ class RMBOSearcher(Searcher):
         record = self._record(trial_id)
         if record is None or record.get("outcome") != "failed":
             return
-        self._engine.retry(record["x"])
+        try:
+            self._engine.retry(record["x"])
+        except ValueError:  # its failure is not in the engine (told elsewhere): run it anyway
+            self._engine.add_pending(record["x"])
         self._observed.discard(trial_id)
         self._live[trial_id] = record["x"]
         record["outcome"] = None
