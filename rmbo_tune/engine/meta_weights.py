@@ -136,14 +136,20 @@ def ranking_gaps(meta_mu: Array, y: Array, *, scale: float = 3.0) -> Array:
     if t < 2:
         return np.zeros(len(meta_mu))
     upper = np.triu(np.ones((t, t), dtype=bool), 1)
-    sign_y = np.sign(y[:, None] - y[None, :])[upper]  # (P,)
+    # Compared, not subtracted: the difference of two values near 1e308 overflows.
+    sign_y = _order(y[:, None], y[None, :])[upper]  # (P,)
     keep = sign_y != 0
     if not keep.any():
         return np.zeros(len(meta_mu))
     sign_y = sign_y[keep]
-    diff = (meta_mu[:, :, None] - meta_mu[:, None, :])[:, upper][:, keep]  # (M, P)
-    disagree = 0.5 * (1.0 - np.sign(diff) * sign_y)  # 1 wrong, 1/2 tie, 0 right
+    order = _order(meta_mu[:, :, None], meta_mu[:, None, :])[:, upper][:, keep]  # (M, P)
+    disagree = 0.5 * (1.0 - order * sign_y)  # 1 wrong, 1/2 tie, 0 right
     return scale * disagree.mean(axis=1)
+
+
+def _order(a: Array, b: Array) -> Array:
+    """``sign(a - b)`` without computing ``a - b``."""
+    return (a > b).astype(np.float64) - (a < b)
 
 
 def comparison_information(p_above: Array, weights: Array, nu: float) -> Array:

@@ -163,3 +163,10 @@ def test_comparison_information_prefers_splits_and_confident_agreement_over_coin
     assert np.allclose(comparison_information(1.0 - p, w, 0.7), comparison_information(p, w, 0.7))
     rng = np.random.default_rng(0)
     assert (comparison_information(rng.random((4, 100)), w, 0.4) >= -1e-12).all()
+
+
+def test_ranking_gaps_of_values_at_the_float_limit_do_not_overflow():
+    y = np.array([1e308, -1e308, 0.0])
+    with np.errstate(over="raise"):
+        gaps = ranking_gaps(np.array([y, -y]), y)
+    np.testing.assert_allclose(gaps, [0.0, 3.0])
