@@ -13,7 +13,8 @@ points that stand for real configurations. Valid ranges follow Tune's sampling e
 of ``q`` between the bounds, both included; continuous floats stay below ``upper``.
 
 ``grid_search``, ``sample_from`` and ``randn``/``qrandn`` have no place in a bounded cube and
-are refused with a ``ValueError`` naming the key; so are keys that are not strings.
+are refused with a ``ValueError`` naming the key; so are keys that are not strings on the
+way to a domain (a constant dict with such keys is passed on as it is).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def flatten(
     config: Mapping[str, Any], prefix: Path = (), leaves: Collection[Path] = ()
 ) -> dict[Path, Any]:
     """Nested dict -> ``{path tuple: leaf}``; dict values are descended into, except at
-    the paths in ``leaves`` (a ``tune.choice`` among dicts takes a whole dict there)."""
+    the paths in ``leaves`` (a ``tune.choice`` among dicts takes a whole dict there) and
+    dicts with a key that is not a string (a constant such as ``{0: 1.0, 1: 5.0}``)."""
     out: dict[Path, Any] = {}
     for key, value in config.items():
         path = (*prefix, str(key))
@@ -46,6 +48,7 @@ def flatten(
             and isinstance(value, Mapping)
             and "grid_search" not in value
             and value
+            and all(isinstance(k, str) for k in value)
         ):
             out.update(flatten(value, path, leaves))
         else:
@@ -432,18 +435,30 @@ class SearchSpace:
 
 
 def _refuse_non_string_keys(space: Mapping[Any, Any], prefix: Path = ()) -> None:
-    """Raise for a key that is not a string, anywhere in a (nested) param space: configs
-    and earlier experiments are matched by name, and Tune's own records write keys as
-    strings, so ``1`` and ``"1"`` could not be told apart."""
+    """Raise for a key that is not a string on the way to a domain (or at the top): the
+    searched parameters are matched by name, and Tune's own records write keys as strings,
+    so ``1`` and ``"1"`` could not be told apart. A constant dict with such keys
+    (``{"class_weight": {0: 1.0, 1: 5.0}}``) is one constant, passed on as it is."""
     for key, value in space.items():
-        if not isinstance(key, str):
+        if not isinstance(key, str) and (not prefix or _holds_domain(space)):
             where = f"{path_name(prefix)}: " if prefix else ""
             raise UnsupportedSearchSpaceError(
                 f"{where}the key {key!r} ({type(key).__name__}) is not a string; "
                 f"name it {str(key)!r}"
             )
-        if isinstance(value, Mapping):
+        if isinstance(value, Mapping) and isinstance(key, str):
             _refuse_non_string_keys(value, (*prefix, key))
+
+
+def _holds_domain(value: Any) -> bool:
+    """Whether a Tune domain lies anywhere in ``value`` (dicts and lists searched)."""
+    if isinstance(value, Domain):
+        return True
+    if isinstance(value, Mapping):
+        return any(_holds_domain(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_holds_domain(v) for v in value)
+    return False
 
 
 def _is_flat(config: Mapping) -> bool:

@@ -124,7 +124,7 @@ def test_encode_names_missing_keys_and_unknown_categories_and_can_clip():
         ({"l": [tune.uniform(0, 1)]}, "l: domains inside lists"),
         ({"c": tune.choice([tune.uniform(0, 1), 2])}, "c: conditional spaces"),
         ({1: tune.uniform(0, 1)}, r"the key 1 \(int\) is not a string; name it '1'"),
-        ({"n": {2.5: 3}, "x": tune.uniform(0, 1)}, r"n: the key 2.5 \(float\)"),
+        ({"n": {2.5: tune.uniform(0, 1)}}, r"n: the key 2.5 \(float\)"),
     ],
 )
 def test_unsupported_domains_are_refused_naming_the_key(space, message):
@@ -219,3 +219,11 @@ def test_a_given_config_decodes_as_written_where_it_is_valid():
     assert space.decode(x)["lr"] != 1e-3  # the round trip through the log scale
     config = space.decode_as_given(x, given)
     assert config["lr"] == 1e-3 and config["n"] == 3 and config["a"] in ("x", "y")
+
+
+def test_a_constant_dict_with_keys_that_are_not_strings_is_passed_on_as_it_is():
+    weights = {0: 1.0, 1: 5.0}  # scikit-learn's class_weight
+    space = SearchSpace.from_tune({"x": tune.uniform(0, 1), "model": {"class_weight": weights}})
+    assert space.constants == {("model", "class_weight"): weights} and space.dim == 1
+    x = space.encode({"x": 0.5, "model": {"class_weight": weights}})  # a trial's config
+    assert space.decode(x) == {"x": 0.5}
