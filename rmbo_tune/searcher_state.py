@@ -123,7 +123,8 @@ def recover(s: RMBOSearcher, checkpoint_path: str, damaged: str) -> None:
             s._live[rec["trial_id"]] = rec["x"]
             continue
         if outcome == "failed":
-            engine.fail(rec["x"])
+            if "restarted_as" not in rec:  # else the restarted trial's outcome stands for it
+                engine.fail(rec["x"])
         elif outcome == "stopped":
             engine.add_pending(rec["x"])
             engine.drop(rec["x"])

@@ -538,7 +538,7 @@ def test_an_errored_trial_rerun_under_its_id_counts_with_its_new_result() -> Non
     assert engine.y.tolist() == [-0.1]
 
 
-def test_a_trial_tune_restarted_under_a_new_id_is_adopted_from_its_flat_result() -> None:
+def test_a_trial_tune_restarted_under_a_new_id_is_adopted_from_its_flat_result(tmp_path):
     # restart_errored: a new id, and results as Tune hands them to searchers (flattened).
     searcher = RMBOSearcher(metric="loss", mode="min", seed=0)
     searcher.set_search_properties("loss", "min", {"x": tune.uniform(0, 1)})
@@ -557,6 +557,13 @@ def test_a_trial_tune_restarted_under_a_new_id_is_adopted_from_its_flat_result()
     searcher.on_trial_complete("c2", {"loss": 0.4, "config/x": config["x"]})
     assert len(searcher.engine.target.failed) == 0 and len(searcher.engine.y) == 3
     assert searcher._record("c")["restarted_as"] == "c2"
+    path = tmp_path / "searcher-state.json"  # a rebuild from the history agrees
+    searcher.save(str(path))
+    path.write_text(path.read_text()[:40])
+    fresh = RMBOSearcher(metric="loss", mode="min", seed=0)
+    fresh.restore(str(path))
+    assert len(fresh.engine.target.failed) == 0
+    assert sorted(fresh.engine.y.tolist()) == sorted(searcher.engine.y.tolist())
 
 
 def test_a_final_result_without_the_metric_falls_back_to_the_last_reported_value() -> None:
