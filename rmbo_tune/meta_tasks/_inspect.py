@@ -24,6 +24,19 @@ def _map_entry(text: str) -> tuple[str, tuple[float, float]]:
         ) from None
 
 
+def _fidelity_entry(text: str) -> tuple[str, float]:
+    """``ATTR=VALUE``: keep only the trials that reached ``VALUE`` of ``ATTR``."""
+    attr, sep, value = text.partition("=")
+    try:
+        if not (attr and sep) or not float(value) > 0:
+            raise ValueError
+        return attr, float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected ATTR=VALUE with VALUE > 0 (e.g. training_iteration=27), got {text!r}"
+        ) from None
+
+
 def _space_entry(text: str) -> Mapping[str, Any]:
     """The ``param_space`` dict ``NAME`` of ``MODULE:NAME`` or ``FILE.py:NAME`` (the file is
     run as a module, as ``python FILE.py`` would run it)."""
@@ -103,6 +116,13 @@ def inspect_main(argv: Sequence[str] | None = None) -> int:
         help="the new search's param_space, a dict NAME in a module or a FILE.py: align "
         "the experiments with it as the searcher does",
     )
+    parser.add_argument(
+        "--fidelity",
+        type=_fidelity_entry,
+        metavar="ATTR=VALUE",
+        help="keep only the trials that reached VALUE of ATTR, as a searcher given "
+        "max_fidelity (or an early-stopping scheduler=) does",
+    )
     args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
     try:
         tasks = load_meta_tasks(
@@ -112,6 +132,7 @@ def inspect_main(argv: Sequence[str] | None = None) -> int:
             scope=args.scope,
             metric_map=dict(args.metric_map) or None,
             space=args.space,
+            fidelity=args.fidelity,
         )
     except (OSError, ValueError, TypeError) as exc:
         print(f"rmbo-tune inspect: error: {exc}", file=sys.stderr)

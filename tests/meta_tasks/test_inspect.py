@@ -36,6 +36,17 @@ def test_inspect_cli(runs, capsys):
     assert os.path.exists(runs["messy"])
 
 
+def test_inspect_keeps_the_trials_that_reached_a_fidelity(runs, capsys):
+    args = [str(runs["other"]), "--metric", "score", "--mode", "max"]
+    assert inspect_main([*args, "--fidelity", "training_iteration=3"]) == 0
+    assert "below_fidelity" not in capsys.readouterr().out  # every trial ran 3 iterations
+    assert inspect_main([*args, "--fidelity", "training_iteration=4"]) == 1
+    assert "below_fidelity" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        inspect_main([*args, "--fidelity", "training_iteration"])
+    assert "expected ATTR=VALUE" in capsys.readouterr().err
+
+
 def test_inspect_aligns_with_a_space_from_a_file(runs, capsys, tmp_path):
     (tmp_path / "myspace.py").write_text(
         "from ray import tune\n"
