@@ -118,10 +118,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=0, help="(0)")
     add_option_argument(p)
     a = p.parse_args(argv)
-    try:  # names a bad option before any experiment runs
-        options = parse_options(a.option)
-    except (TypeError, ValueError) as exc:
-        p.error(str(exc))
+    options = parse_options(a.option, p)  # before anything runs
     rng = np.random.default_rng(a.seed)
     if a.iterations < 10:
         p.error(f"--iterations must be at least 10, got {a.iterations}")

@@ -94,16 +94,29 @@ def add_option_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def parse_options(items: Sequence[str]) -> dict[str, Any]:
+def parse_options(
+    items: Sequence[str], parser: argparse.ArgumentParser | None = None
+) -> dict[str, Any]:
     """``["n_polish=0", "kernel=se"]`` -> ``{"n_polish": 0, "kernel": "se"}``: each value is
     read as JSON, or kept as a string when it is not JSON. The options are validated here,
-    so that a bad one is named before any experiment runs.
+    so that a bad one is named before any experiment runs: through ``parser.error`` (a
+    usage error) when a parser is given.
 
     Raises
     ------
     ValueError, TypeError
-        For an item not of the form NAME=VALUE, an unknown option or a bad value.
+        Without ``parser``: for an item not of the form NAME=VALUE, an unknown option or a
+        bad value.
     """
+    try:
+        return _parse_options(items)
+    except (TypeError, ValueError) as exc:
+        if parser is None:
+            raise
+        parser.error(str(exc))
+
+
+def _parse_options(items: Sequence[str]) -> dict[str, Any]:
     options: dict[str, Any] = {}
     for item in items:
         name, sep, value = item.partition("=")

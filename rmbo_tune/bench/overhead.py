@@ -213,10 +213,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"--trials and --repeats must be >= 1 and --meta-tasks >= 0, got {a.trials}, "
             f"{a.repeats} and {a.meta_tasks}"
         )
-    try:  # names a bad option before any experiment runs
-        options = parse_options(a.option)
-    except (TypeError, ValueError) as exc:
-        p.error(str(exc))
+    options = parse_options(a.option, p)  # before anything runs
     if a.engine_only:
         print(f"engine only: {a.trials} sequential trials, one BLAS thread, options {options}")
         print("| meta-tasks | setup (s) | ms per trial (ask + tell) |")

@@ -231,10 +231,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     a = p.parse_args(argv)
     if a.dissimilar and a.adversarial:
         p.error("choose one of --dissimilar and --adversarial")
-    try:
-        given = parse_options(a.option)
-    except (TypeError, ValueError) as exc:
-        p.error(str(exc))
+    given = parse_options(a.option, p)  # before anything runs
     try:
         methods = method_list(a.methods, list(VARIANTS))
     except ValueError as exc:

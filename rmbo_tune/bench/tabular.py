@@ -375,10 +375,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         p.error("--mode is required with --data")
     a.budget = 30 if a.budget is None else a.budget
     a.seeds = 5 if a.seeds is None else a.seeds
-    try:
-        options = parse_options(a.option)
-    except (TypeError, ValueError) as exc:
-        p.error(str(exc))
+    options = parse_options(a.option, p)  # before anything runs
     try:
         bench = load_tabular(
             a.data,

@@ -270,10 +270,7 @@ def main(argv: Sequence[str] | None = None, *, task_name: str | None = None) -> 
     )
     add_option_argument(p)
     a = p.parse_args(argv)
-    try:  # names a bad option before any experiment runs
-        options = parse_options(a.option)
-    except (TypeError, ValueError) as exc:
-        p.error(str(exc))
+    options = parse_options(a.option, p)  # before anything runs
     name = task_name or a.task
     factory, budget, meta_samples, horizons = TASKS[name]
     kwargs: dict[str, Any] = {}
