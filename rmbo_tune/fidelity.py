@@ -124,7 +124,8 @@ def hyperband_milestones(max_t: float, eta: float, n_brackets: int) -> list[list
     return out
 
 
-def _number(value: Any) -> float | None:
+def finite_number(value: Any) -> float | None:
+    """``value`` as a float if it is a finite real number (not a bool), else None."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return None
     return float(value) if math.isfinite(value) else None
@@ -155,7 +156,7 @@ class FidelityTracker:
     ) -> None:
         if not isinstance(attr, str) or not attr:
             raise ValueError(f"fidelity_attr must be a result key (a string), got {attr!r}")
-        if max_fidelity is not None and (_number(max_fidelity) is None or max_fidelity <= 0):
+        if max_fidelity is not None and (finite_number(max_fidelity) is None or max_fidelity <= 0):
             raise ValueError(f"max_fidelity must be a finite number > 0, got {max_fidelity!r}")
         if levels is not None:
             if isinstance(levels, str | bytes) or not isinstance(levels, Sequence):
@@ -163,7 +164,7 @@ class FidelityTracker:
             if max_fidelity is None:
                 raise ValueError("fidelity_levels needs max_fidelity (the full fidelity)")
             for v in levels:
-                if _number(v) is None or not 0 < v < max_fidelity:
+                if finite_number(v) is None or not 0 < v < max_fidelity:
                     raise ValueError(
                         f"fidelity_levels must lie in (0, max_fidelity={max_fidelity!r}), "
                         f"got {v!r}"
@@ -216,14 +217,14 @@ class FidelityTracker:
         """Record one result of a trial (``value``: its metric, to be maximized, or None)."""
         if not self.active:
             return
-        fidelity = _number(result.get(self.attr))
+        fidelity = finite_number(result.get(self.attr))
         if fidelity is None:
             return
         self.x[trial_id] = list(x)
         # The latest, not the highest: a paused trial without checkpoints resumes from
         # scratch (MedianStoppingRule pauses trials), and its last life is what it ended at.
         self.reached[trial_id] = fidelity
-        value = _number(value)
+        value = finite_number(value)
         if value is None:
             return
         curve = self.values.setdefault(trial_id, {})
@@ -237,7 +238,7 @@ class FidelityTracker:
         if not self.active:
             return True
         assert self.max_fidelity is not None
-        final = _number((result or {}).get(self.attr))
+        final = finite_number((result or {}).get(self.attr))
         reached = self.reached.get(trial_id, -math.inf) if final is None else final
         return reached >= self.max_fidelity
 

@@ -14,8 +14,6 @@ from __future__ import annotations
 import glob
 import json
 import logging
-import math
-import numbers
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +21,7 @@ import numpy as np
 
 from rmbo_tune.diagnostics import HISTORY_FILE, read_history
 from rmbo_tune.engine import MetaBO
+from rmbo_tune.fidelity import finite_number
 from rmbo_tune.meta_tasks._storage import STATE_PREFIX
 from rmbo_tune.space_codec import point_from_json, point_to_json, space_from_json, space_to_json
 
@@ -169,10 +168,6 @@ def _repeat_groups(trials: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
     return groups
 
 
-def _finite(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def tune_trials(directory: str) -> dict[str, dict[str, Any]] | None:
     """Each trial of the Tune experiment state that a restore in ``directory`` loads (the
     newest ``experiment_state-*.json``, as Tune picks it): trial id -> ``status``,
@@ -232,7 +227,7 @@ def reconcile(s: RMBOSearcher, directory: str) -> None:
             values = [
                 _metric_value(trials[t]["last_result"] or {}, s._metric or "") for t in group
             ]
-            scores = [float(v) for v in values if _finite(v)]
+            scores = [v for v in map(finite_number, values) if v is not None]
             s.on_trial_complete(mine[0], {s._metric: float(np.mean(scores))} if scores else None)
             finished += 1
     repeated = {t for group in groups.values() for t in group}

@@ -392,16 +392,21 @@ class MetaBO:
         """
         point = self._in(cand.as_points(np.reshape(x, (1, -1)), self.dim, "x"))[0]
         failed = [i for i, y in enumerate(self.target.y_list) if math.isnan(y)]
-        near = [
-            i
-            for i in failed
-            if np.linalg.norm(self.target.X_list[i] - point) <= self.options.duplicate_tol
-        ]
-        if not near:
+        k = self._same_point([self.target.X_list[i] for i in failed], point)
+        if k is None:
             raise ValueError(f"no failed evaluation at x={np.asarray(x).tolist()} to retry")
-        self.target.remove(near[-1])
+        self.target.remove(failed[k])
         self.n_failed -= 1
         self._pending.append(point)
+
+    def _same_point(self, points: Sequence[Array], point: Array) -> int | None:
+        """The index of the point of ``points`` nearest ``point`` if it lies within
+        ``duplicate_tol`` (the same point, up to a round trip through float32 or a CSV)."""
+        if not points:
+            return None
+        d = np.linalg.norm(np.asarray(points) - point, axis=1)
+        k = int(np.argmin(d))
+        return k if d[k] <= self.options.duplicate_tol else None
 
     def _resolve(self, x: ArrayLike, y: float | None) -> tuple[Array, bool]:
         """``x`` in the engine's coordinates, and whether it was pending (then resolved)."""
@@ -410,14 +415,10 @@ class MetaBO:
             isinstance(y, bool) or not isinstance(y, numbers.Real) or not np.isfinite(y)
         ):
             raise ValueError(f"y must be a finite number or None, got {y!r}")
-        if self._pending:
-            # The nearest pending point within duplicate_tol: a point told back after a
-            # round trip (float32, a CSV) is the one that was suggested.
-            d = np.linalg.norm(np.asarray(self._pending) - point, axis=1)
-            k = int(np.argmin(d))
-            if d[k] <= self.options.duplicate_tol:
-                del self._pending[k]
-                return point, True
+        k = self._same_point(self._pending, point)  # told back after a round trip too
+        if k is not None:
+            del self._pending[k]
+            return point, True
         return point, False
 
     def _centred_prior(self, prior: LogNormalPrior | None) -> LogNormalPrior | None:
